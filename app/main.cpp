@@ -1,0 +1,117 @@
+// main.cpp — the command line: CLI11 wiring only. Options become a Config; core does the rest.
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "errors.hpp"
+
+namespace {
+
+// `train` is the default subcommand: `nntrain --config x.json` means `nntrain train --config x.json`.
+std::vector<std::string> with_default_subcommand(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  static const char* kSub[] = {"train", "bench", "predict", "info"};
+  bool has_sub = false;
+  for (const char* s : kSub)
+    if (!args.empty() && args[0] == s) has_sub = true;
+  const bool wants_help = !args.empty() && (args[0] == "-h" || args[0] == "--help" || args[0] == "--version");
+  if (!has_sub && !wants_help && !args.empty()) args.insert(args.begin(), "train");
+  return args;
+}
+
+void on_signal(int) { nntrain::request_stop(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace nntrain;
+  CLI::App app{"nntrain: train the same seeded MLP on CPU and GPU and measure which is faster, honestly"};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", nntrain_version_string());
+
+  TrainArgs ta;
+  auto* train = app.add_subcommand("train", "train a model (the default subcommand)");
+  train->add_option("--config,-c", ta.config, "experiment config (JSON)")->required();
+  train->add_option("--device", ta.device, "cpu, gpu or both")->check(CLI::IsMember({"cpu", "gpu", "both"}));
+  train->add_option("--epochs", ta.epochs, "number of epochs");
+  train->add_option("--lr", ta.lr, "learning rate");
+  train->add_option("--seed", ta.seed, "random seed (weights and shuffles)");
+  train->add_option("--batch-size", ta.batch_size, "samples per batch; 0 = full batch");
+  train->add_option("--threads", ta.threads, "CPU threads; 0 = all");
+  train->add_option("--backend", ta.cpu_backend, "CPU backend: fast or reference")
+      ->check(CLI::IsMember({"fast", "reference"}));
+  train->add_option("--gpu-path", ta.gpu_path, "GPU path: auto, fused or cublas")
+      ->check(CLI::IsMember({"auto", "fused", "cublas"}));
+  train->add_option("--out", ta.out, "output directory (default: a new numbered folder under output.dir)");
+  train->add_option("--init-model", ta.init_model, "start from this model.json's weights");
+  train->add_option("--save-model", ta.save_model, "also write the trained model.json here");
+  train->add_flag("--quiet,-q", ta.quiet, "no progress output");
+  train->add_flag("--json", ta.json, "print only the summary JSON on stdout");
+  train->add_option("overrides", ta.overrides, "key.path=value config overrides");
+
+  BenchArgs ba;
+  auto* bench = app.add_subcommand("bench", "time devices over repeats and a sweep");
+  bench->add_option("--config,-c", ba.config, "experiment config (JSON)")->required();
+  bench->add_option("--devices", ba.devices, "comma-separated: cpu,gpu");
+  bench->add_option("--reps", ba.reps, "timed repeats per point")->check(CLI::Range(1, 1000));
+  bench->add_option("--warmup", ba.warmup, "warm-up epochs per run")->check(CLI::Range(0, 1000000));
+  bench->add_option("--sweep", ba.sweep, "key.path=v1,v2,... (one key)");
+  bench->add_option("--threads", ba.threads, "CPU threads; 0 = all");
+  bench->add_option("--backend", ba.cpu_backend, "CPU backend: fast or reference")
+      ->check(CLI::IsMember({"fast", "reference"}));
+  bench->add_option("--gpu-path", ba.gpu_path, "GPU path: auto, fused or cublas")
+      ->check(CLI::IsMember({"auto", "fused", "cublas"}));
+  bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 1)");
+  bench->add_option("--export-markdown", ba.export_markdown, "write a Markdown table");
+  bench->add_flag("--quiet,-q", ba.quiet, "no progress output");
+  bench->add_option("overrides", ba.overrides, "key.path=value config overrides");
+
+  PredictArgs pa;
+  auto* predict = app.add_subcommand("predict", "run a saved model on a CSV of inputs");
+  predict->add_option("--model", pa.model, "model.json")->required();
+  predict->add_option("--input", pa.input, "CSV with a header; the first columns named like the model's inputs")
+      ->required();
+  predict->add_option("--output", pa.output, "CSV to write (inputs and predictions)")->required();
+  predict->add_option("--inputs", pa.input_columns, "input column names (default: the first N columns)");
+
+  auto* info = app.add_subcommand("info", "show the CPU, GPU and build");
+
+  const std::vector<std::string> args = with_default_subcommand(argc, argv);
+  try {
+    std::vector<std::string> rev(args.rbegin(), args.rend());
+    app.parse(rev);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "nntrain: {}\nRun 'nntrain --help' for usage.\n", e.what());
+    return kExitUsage;
+  }
+  if (args.empty()) {
+    fmt::print(stderr, "{}", app.help());
+    return kExitUsage;
+  }
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+
+  ta.set_flags = {train->count("--device") > 0, train->count("--epochs") > 0, train->count("--lr") > 0,
+                  train->count("--seed") > 0, train->count("--batch-size") > 0, train->count("--threads") > 0,
+                  train->count("--backend") > 0, train->count("--gpu-path") > 0};
+  ba.set_flags = {false, false, false, false, false, bench->count("--threads") > 0, bench->count("--backend") > 0,
+                  bench->count("--gpu-path") > 0};
+  ba.reps_set = bench->count("--reps") > 0;
+  ba.warmup_set = bench->count("--warmup") > 0;
+
+  return guarded([&] {
+    if (*info) return cmd_info();
+    if (*predict) return cmd_predict(pa);
+    if (*bench) return cmd_bench(ba);
+    return cmd_train(ta);
+  });
+}

@@ -1,0 +1,83 @@
+// backend.hpp — the one interface the trainer sees; every device implements it.
+//
+// A backend owns the data in its own layout and the training state (parameters and
+// optimiser moments). The trainer asks it to run a chunk of epochs at a time; a GPU backend
+// keeps per-epoch losses on the device and copies them back once per chunk, so no epoch
+// waits on the host.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "dataset.hpp"
+#include "mlp.hpp"
+
+namespace nntrain {
+
+// Everything a backend needs to know besides the data and the initial weights.
+struct BackendOptions {
+  ModelSpec spec;
+  OptimizerConfig optimizer;
+  int batch_size = 0;  // 0 = full batch
+  bool shuffle = true;
+  uint64_t seed = 1;   // mini-batch shuffle key (with the epoch number)
+  int threads = 0;     // CPU threads; 0 = all hardware threads
+  std::string gpu_path = "auto";
+  int chunk_epochs = 100;  // the trainer's chunk size (a GPU may capture a graph of it)
+};
+
+// One-off costs a backend paid before training, each in seconds (0 where not applicable).
+struct SetupReport {
+  double context_seconds = 0;   // CUDA context creation
+  double handle_seconds = 0;    // cuBLAS handle, streams, events
+  double module_seconds = 0;    // kernel module load
+  double alloc_seconds = 0;     // buffers, data re-layout, thread pool start
+  double transfer_seconds = 0;  // host→device copy of the data
+  double total() const {
+    return context_seconds + handle_seconds + module_seconds + alloc_seconds + transfer_seconds;
+  }
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string device() const = 0;  // "cpu" or "gpu"
+  virtual std::string name() const = 0;    // e.g. "cpu-reference", "cpu-fast", "gpu-cublas"
+  // One line for reports: threads, SIMD, GPU name, path chosen and why.
+  virtual std::string details() const = 0;
+  virtual int threads() const { return 1; }
+
+  // Loads parameters and resets the optimiser state and the epoch counter (so the next
+  // epoch is epoch 0 again: same shuffles, same Adam bias correction).
+  virtual void load(const Params& p) = 0;
+  // Copies the current parameters out.
+  virtual Params params() = 0;
+
+  // Runs `epochs` epochs and writes one loss per epoch to losses[0..epochs): for full
+  // batch the loss before that epoch's update, for mini-batch the mean of its batch
+  // losses. Returns the seconds the epochs took on this device's clock (steady clock on
+  // the CPU; CUDA events on the GPU), nothing else included.
+  virtual double train(int epochs, float* losses) = 0;
+
+  virtual SetupReport setup() const = 0;
+};
+
+// Creates the backend for `device` ("cpu" or "gpu"). Throws DeviceUnavailable when the
+// device cannot be used, UsageError when the options do not suit it.
+std::unique_ptr<Backend> make_backend(const std::string& device, const std::string& cpu_backend,
+                                      const Dataset& data, const BackendOptions& opt);
+
+// Epoch bookkeeping every backend shares: how an epoch splits into batches.
+struct BatchPlan {
+  int n = 0;           // samples
+  int batch = 0;       // samples per batch (n for full batch)
+  int batches = 0;     // per epoch; the last may be short
+  bool shuffle = false;
+  int size(int b) const { return b + 1 < batches ? batch : n - batch * (batches - 1); }
+};
+BatchPlan make_batch_plan(int n, int batch_size, bool shuffle);
+
+}  // namespace nntrain

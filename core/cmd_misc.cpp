@@ -1,0 +1,80 @@
+// cmd_misc.cpp — `nntrain info` and `nntrain predict`.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "dataset.hpp"
+#include "errors.hpp"
+#include "fileio.hpp"
+#include "gpu.hpp"
+#include "reference_math.hpp"
+#include "sysinfo.hpp"
+
+namespace nntrain {
+
+int cmd_info() {
+  const BuildInfo& b = build_info();
+  fmt::print("nntrain {} ({})\n", b.version, b.git_revision);
+  fmt::print("build      {} ({}), {}\n", b.build_type, b.optimized ? "optimised" : "NOT optimised", b.compiler);
+  fmt::print("cuda       {}\n", b.cuda);
+  fmt::print("blas       {}\n", b.blas);
+  fmt::print("cpu        {}, {} hardware threads, SIMD: {}\n", cpu_model(), hardware_threads(), cpu_simd());
+  const GpuInfo g = query_gpu();
+  if (g.available) {
+    fmt::print("gpu        {}, {:.1f} GiB, compute capability {}.{}, {} SMs\n", g.name,
+               double(g.total_memory) / (1 << 30), g.cc_major, g.cc_minor, g.sm_count);
+  } else {
+    fmt::print("gpu        none: {}\n", g.reason);
+  }
+  auto ver = [](int v) { return v ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : std::string("-"); };
+  if (g.built_with_cuda) {
+    fmt::print("driver     CUDA {}\n", ver(g.driver_version));
+    fmt::print("runtime    CUDA {}\n", ver(g.runtime_version));
+    fmt::print("cublas     {}\n", g.cublas_version ? std::to_string(g.cublas_version) : std::string("-"));
+    fmt::print("archs      {}\n", g.compiled_archs);
+  }
+  return kExitOk;
+}
+
+int cmd_predict(const PredictArgs& a) {
+  const Params p = load_model(a.model);
+  const int n_in = p.spec.widths.front();
+  std::vector<std::string> cols = a.input_columns;
+  if (cols.empty()) {
+    // Default: the first N columns of the header.
+    std::ifstream in(a.input);
+    std::string header;
+    if (!in || !std::getline(in, header)) (void)read_file(a.input, "input CSV");  // names the failure
+    std::istringstream hs(header);
+    std::string c;
+    while (std::getline(hs, c, ',') && int(cols.size()) < n_in) {
+      const size_t s = c.find_first_not_of(" \t\r"), e = c.find_last_not_of(" \t\r");
+      cols.push_back(s == std::string::npos ? c : c.substr(s, e - s + 1));
+    }
+  }
+  if (int(cols.size()) != n_in)
+    throw UsageError(a.input + ": the model takes " + std::to_string(n_in) + " inputs but " +
+                     std::to_string(cols.size()) + " input columns were found/given");
+  const Dataset d = load_csv(a.input, cols, {});
+  std::vector<float> out(size_t(d.n) * p.spec.widths.back());
+  reference_forward(p, d.x.data(), d.n, out.data());
+  std::string s;
+  for (const auto& c : cols) s += c + ",";
+  for (int o = 0; o < p.spec.widths.back(); ++o) s += fmt::format("prediction{}{}", o, o + 1 < p.spec.widths.back() ? "," : "\n");
+  for (int i = 0; i < d.n; ++i) {
+    for (int k = 0; k < n_in; ++k) s += fmt::format("{:.9g},", d.x[size_t(i) * n_in + k]);
+    for (int o = 0; o < p.spec.widths.back(); ++o)
+      s += fmt::format("{:.9g}{}", out[size_t(i) * p.spec.widths.back() + o], o + 1 < p.spec.widths.back() ? "," : "\n");
+  }
+  write_file_atomic(a.output, s);
+  fmt::print(stderr, "nntrain: wrote {} predictions to {}\n", d.n, a.output);
+  return kExitOk;
+}
+
+int cmd_bench(const BenchArgs&) {
+  throw UsageError("bench: not available yet in this build");
+}
+
+}  // namespace nntrain

@@ -1,0 +1,114 @@
+// config.hpp — the one Config struct of nntrain, parsed and validated in one place.
+//
+// Precedence: built-in defaults < config file < key.path=value overrides < explicit flags.
+// The file, the overrides and the flags are merged as JSON first, then converted and
+// validated once (the defaults are the Config struct's initialisers), so every error names
+// the JSON path (/optimizer/lr) whatever layer the bad value came from.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mlp.hpp"
+
+namespace nntrain {
+
+struct DataConfig {
+  // Either a generator ...
+  std::string generator = "peaks";  // "" when csv is used
+  int grid_x1 = 200, grid_x2 = 200;
+  double range_lo = -3.0, range_hi = 3.0;
+  // ... or a CSV file with named input and target columns.
+  std::string csv;  // as written in the config
+  std::string csv_resolved;  // relative paths resolve against the config file's folder
+  std::vector<std::string> inputs, targets;
+};
+
+struct ModelConfig {
+  std::vector<int> layers{2, 20, 5, 1};
+  Activation activation = Activation::relu;
+  Activation output_activation = Activation::identity;
+  Init init = Init::glorot_uniform;
+};
+
+struct OptimizerConfig {
+  std::string type = "adam";  // "adam" | "sgd"
+  double lr = 0.08, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+};
+
+struct TrainConfig {
+  int epochs = 2000;
+  int batch_size = 0;  // 0 = full batch
+  bool shuffle = true;
+  int log_every = 100;
+};
+
+struct TimingConfig {
+  int warmup_epochs = 5;
+  int repeats = 1;
+};
+
+struct CpuConfig {
+  std::string backend = "reference";  // "fast" | "reference"
+  int threads = 0;               // 0 = all hardware threads
+};
+
+struct GpuConfig {
+  std::string path = "auto";  // "auto" | "fused" | "cublas"
+  int chunk_epochs = 0;       // epochs per device→host loss copy; 0 = train.log_every
+};
+
+struct Config {
+  std::string name = "experiment";
+  uint64_t seed = 1;
+  DataConfig data;
+  ModelConfig model;
+  std::string loss = "mse";
+  OptimizerConfig optimizer;
+  TrainConfig train;
+  std::string device = "cpu";  // "cpu" | "gpu" | "both"
+  TimingConfig timing;
+  CpuConfig cpu;
+  GpuConfig gpu;
+  std::string output_dir = "runs/experiment";
+
+  ModelSpec model_spec() const;
+  std::vector<std::string> devices() const;  // {"cpu"}, {"gpu"} or {"cpu","gpu"}
+};
+
+// Parses a config file's text. Throws UsageError("<file>: malformed JSON at line L, column C: ...").
+nlohmann::json parse_config_text(const std::string& text, const std::string& source);
+
+// Applies one "key.path=value" override. The value is parsed as JSON when it is valid JSON
+// (numbers, true/false, [..], {..}, "quoted"), else taken as a string. Throws UsageError.
+void apply_override(nlohmann::json& j, const std::string& assignment);
+
+// Sets a dotted path to a value (creating objects on the way).
+void set_path(nlohmann::json& j, const std::string& dotted, const nlohmann::json& value);
+
+// Deep merge: `over` wins; objects merge recursively, everything else replaces.
+void merge_json(nlohmann::json& base, const nlohmann::json& over);
+
+// Converts and validates. Unknown keys, wrong types and out-of-range values throw
+// UsageError naming the JSON path and, for a misspelt key, the nearest valid one.
+// `config_dir` anchors relative data paths.
+Config config_from_json(const nlohmann::json& j, const std::string& config_dir);
+
+// The fully resolved config (every field, defaults included).
+nlohmann::json config_to_json(const Config& c);
+
+// Levenshtein distance, for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b);
+
+}  // namespace nntrain
+
+namespace nntrain {
+
+// The whole precedence chain: reads `path`, applies `overrides` (key.path=value) in order,
+// then `flags` (a JSON object of explicit command-line flags), and validates.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides,
+                   const nlohmann::json& flags);
+
+}  // namespace nntrain

@@ -1,0 +1,154 @@
+// dataset.cpp — peaks generator and CSV reader; see dataset.hpp.
+#include "dataset.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "errors.hpp"
+#include "fileio.hpp"
+
+namespace nntrain {
+
+double peaks(double x, double y) {
+  return 3.0 * (1 - x) * (1 - x) * std::exp(-x * x - (y + 1) * (y + 1)) -
+         10.0 * (x / 5 - x * x * x - y * y * y * y * y) * std::exp(-x * x - y * y) -
+         1.0 / 3.0 * std::exp(-(x + 1) * (x + 1) - y * y);
+}
+
+namespace {
+
+double physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
+}
+
+void check_fits(double samples, int inputs, int outputs, const std::string& what) {
+  // Inputs and targets, plus a copy of each that a backend keeps in its own layout.
+  const double bytes = samples * (inputs + outputs) * sizeof(float) * 2.0;
+  const double mem = physical_memory_bytes();
+  if (samples > 2147483647.0 || (mem > 0 && bytes > 0.5 * mem)) {
+    std::ostringstream os;
+    os.precision(3);
+    os << what << " has " << samples << " samples and would need " << bytes / (1 << 30)
+       << " GiB for the data alone; this machine has " << mem / (1 << 30) << " GiB of memory";
+    throw UsageError(os.str());
+  }
+}
+
+}  // namespace
+
+Dataset make_peaks(int n1, int n2, double lo, double hi) {
+  check_fits(double(n1) * double(n2), 2, 1, "config /data/grid");
+  Dataset d;
+  d.n = n1 * n2;
+  d.inputs = 2;
+  d.outputs = 1;
+  d.x.resize(size_t(d.n) * 2);
+  d.y.resize(size_t(d.n));
+  auto g = [lo, hi](int k, int n) { return n == 1 ? lo : lo + (hi - lo) * double(k) / double(n - 1); };
+  for (int j = 0; j < n2; ++j) {
+    const double x2 = g(j, n2);
+    for (int i = 0; i < n1; ++i) {
+      const double x1 = g(i, n1);
+      const size_t s = size_t(j) * n1 + i;
+      d.x[2 * s] = float(x1);
+      d.x[2 * s + 1] = float(x2);
+      d.y[s] = float(peaks(x1, x2));
+    }
+  }
+  std::ostringstream os;
+  os << "peaks " << n1 << "x" << n2 << " grid on [" << lo << ", " << hi << "]^2";
+  d.description = os.str();
+  return d;
+}
+
+namespace {
+
+// Splits one CSV line on commas (no quoting: numeric data). Trims spaces and a trailing \r.
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : line) {
+    if (ch == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (ch != '\r') {
+      cur += ch;
+    }
+  }
+  out.push_back(cur);
+  for (auto& f : out) {
+    const size_t a = f.find_first_not_of(" \t"), b = f.find_last_not_of(" \t");
+    f = a == std::string::npos ? std::string() : f.substr(a, b - a + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+Dataset load_csv(const std::string& path, const std::vector<std::string>& inputs,
+                 const std::vector<std::string>& targets) {
+  const std::string text = read_file(path, "CSV data file");
+  std::istringstream in(text);
+  std::string line;
+  size_t line_no = 0;
+  std::vector<std::string> header;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    header = split_csv_line(line);
+    break;
+  }
+  if (header.empty()) throw UsageError(path + ": empty CSV file (expected a header row)");
+  auto find_col = [&](const std::string& name, const char* role) {
+    for (size_t c = 0; c < header.size(); ++c)
+      if (header[c] == name) return c;
+    std::string cols;
+    for (const auto& h : header) cols += (cols.empty() ? "" : ", ") + h;
+    throw UsageError(path + ": line " + std::to_string(line_no) + ": no " + role + " column \"" + name +
+                     "\" in the header (columns: " + cols + ")");
+  };
+  std::vector<size_t> in_cols, out_cols;
+  for (const auto& n : inputs) in_cols.push_back(find_col(n, "input"));
+  for (const auto& n : targets) out_cols.push_back(find_col(n, "target"));
+
+  Dataset d;
+  d.inputs = int(inputs.size());
+  d.outputs = int(targets.size());
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto fields = split_csv_line(line);
+    if (fields.size() != header.size())
+      throw UsageError(path + ": line " + std::to_string(line_no) + ": expected " + std::to_string(header.size()) +
+                       " fields (as the header), got " + std::to_string(fields.size()));
+    auto parse = [&](size_t c) {
+      const std::string& f = fields[c];
+      char* end = nullptr;
+      errno = 0;
+      const double v = f.empty() ? 0.0 : std::strtod(f.c_str(), &end);
+      if (f.empty() || end != f.c_str() + f.size() || errno == ERANGE || !std::isfinite(v) ||
+          std::fabs(v) > 3.4e38)
+        throw UsageError(path + ": line " + std::to_string(line_no) + ", column " + std::to_string(c + 1) + " (\"" +
+                         header[c] + "\"): \"" + f + "\" is not a finite number");
+      return float(v);
+    };
+    for (size_t c : in_cols) d.x.push_back(parse(c));
+    for (size_t c : out_cols) d.y.push_back(parse(c));
+    ++d.n;
+  }
+  if (d.n == 0) throw UsageError(path + ": no data rows after the header");
+  d.description = "csv " + path + " (" + std::to_string(d.n) + " rows)";
+  return d;
+}
+
+Dataset load_dataset(const DataConfig& d) {
+  if (!d.csv.empty()) return load_csv(d.csv_resolved, d.inputs, d.targets);
+  return make_peaks(d.grid_x1, d.grid_x2, d.range_lo, d.range_hi);
+}
+
+}  // namespace nntrain

@@ -1,0 +1,35 @@
+// dataset.hpp — the training data: the synthetic peaks grid or a CSV file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+
+namespace nntrain {
+
+struct Dataset {
+  int n = 0;        // samples
+  int inputs = 0;   // features per sample
+  int outputs = 0;  // targets per sample
+  std::vector<float> x;  // n × inputs, row-major (sample-major)
+  std::vector<float> y;  // n × outputs, row-major
+  std::string description;
+};
+
+// MATLAB's peaks surface (DESIGN §1), in double.
+double peaks(double x, double y);
+
+// The grid: sample i has x1 = g1[i % N1], x2 = g2[i / N1] (x1 varies fastest),
+// g = linspace(lo, hi, N) computed as lo + (hi - lo) * k / (N - 1) in double.
+// Refuses (UsageError) a grid whose arrays would not fit in memory, before allocating.
+Dataset make_peaks(int n1, int n2, double lo, double hi);
+
+// CSV with a header row; columns picked by name. Errors name the file, line and column.
+Dataset load_csv(const std::string& path, const std::vector<std::string>& inputs,
+                 const std::vector<std::string>& targets);
+
+// Builds the data set the config describes.
+Dataset load_dataset(const DataConfig& d);
+
+}  // namespace nntrain

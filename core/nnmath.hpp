@@ -1,0 +1,201 @@
+// nnmath.hpp — the per-element math of nntrain, written once and used by every backend.
+//
+// Everything here is header-only and compiles both as plain C++ and under nvcc
+// (NN_HD expands to __host__ __device__ there). Activations, their derivatives, one MSE
+// term, one Adam update and the keyed shuffle permutation live here so the CPU reference,
+// the fast CPU path and the CUDA kernels cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <math.h>
+
+#if defined(__CUDACC__)
+#define NN_HD __host__ __device__ __forceinline__
+#else
+#define NN_HD inline
+#endif
+
+namespace nntrain {
+
+enum class Activation : int { identity = 0, relu = 1, tanh = 2, sigmoid = 3, leaky_relu = 4 };
+
+// Slope of leaky_relu for negative inputs (PyTorch's default).
+constexpr float kLeakySlope = 0.01f;
+
+namespace math {
+
+template <class T>
+NN_HD T exp_(T x);
+template <>
+NN_HD float exp_<float>(float x) { return ::expf(x); }
+template <>
+NN_HD double exp_<double>(double x) { return ::exp(x); }
+template <class T>
+NN_HD T tanh_(T x);
+template <>
+NN_HD float tanh_<float>(float x) { return ::tanhf(x); }
+template <>
+NN_HD double tanh_<double>(double x) { return ::tanh(x); }
+
+}  // namespace math
+
+// y = act(z)
+template <class T>
+NN_HD T act_forward(Activation a, T z) {
+  switch (a) {
+    case Activation::relu: return z > T(0) ? z : T(0);
+    case Activation::tanh: return math::tanh_(z);
+    case Activation::sigmoid: return T(1) / (T(1) + math::exp_(-z));
+    case Activation::leaky_relu: return z > T(0) ? z : T(kLeakySlope) * z;
+    case Activation::identity:
+    default: return z;
+  }
+}
+
+// dy/dz expressed through the output y = act(z), so the backward pass needs only the
+// stored activations (no pre-activation buffer). For relu/leaky_relu, y > 0 iff z > 0.
+template <class T>
+NN_HD T act_derivative_from_output(Activation a, T y) {
+  switch (a) {
+    case Activation::relu: return y > T(0) ? T(1) : T(0);
+    case Activation::tanh: return T(1) - y * y;
+    case Activation::sigmoid: return y * (T(1) - y);
+    case Activation::leaky_relu: return y > T(0) ? T(1) : T(kLeakySlope);
+    case Activation::identity:
+    default: return T(1);
+  }
+}
+
+// One MSE term: the squared error, and d(loss)/d(prediction) for a loss that is the mean
+// over `count` terms (count = samples × outputs): 2 (p - t) / count, with inv_count = 1/count.
+template <class T>
+NN_HD T mse_term(T pred, T target) {
+  const T d = pred - target;
+  return d * d;
+}
+template <class T>
+NN_HD T mse_grad(T pred, T target, T two_over_count) {
+  return two_over_count * (pred - target);
+}
+
+// Adam, as PyTorch's torch.optim.Adam (no weight decay, no amsgrad):
+//   m = b1 m + (1-b1) g ;  v = b2 v + (1-b2) g^2
+//   w -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
+// The per-step scalars come from AdamStep, which tracks b1^t and b2^t by repeated float
+// multiplication (no pow): IEEE-exact and therefore identical on host and device.
+struct AdamHyper {
+  float lr, beta1, beta2, eps;
+};
+
+struct AdamStep {
+  float beta1_pow;      // b1^t
+  float beta2_pow;      // b2^t
+  float step_size;      // lr / (1 - b1^t)
+  float bias2_sqrt;     // sqrt(1 - b2^t)
+};
+
+// State before the first step: t = 0.
+NN_HD AdamStep adam_initial_step() { return AdamStep{1.0f, 1.0f, 0.0f, 0.0f}; }
+
+// Advance to step t+1 and compute its scalars.
+NN_HD AdamStep adam_next_step(AdamStep s, const AdamHyper& h) {
+  AdamStep n;
+  n.beta1_pow = s.beta1_pow * h.beta1;  // a lone multiply: no contraction possible
+  n.beta2_pow = s.beta2_pow * h.beta2;
+#if defined(__CUDA_ARCH__)
+  n.step_size = __fdiv_rn(h.lr, __fsub_rn(1.0f, n.beta1_pow));
+  n.bias2_sqrt = __fsqrt_rn(1.0f - n.beta2_pow);
+#else
+  n.step_size = h.lr / (1.0f - n.beta1_pow);
+  n.bias2_sqrt = __builtin_sqrtf(1.0f - n.beta2_pow);
+#endif
+  return n;
+}
+
+// One parameter's Adam update. Every operation is rounded separately (the _rn intrinsics
+// on the device forbid fused multiply-add; host code is built with -ffp-contract=off), so
+// the same inputs give bit-identical outputs on the CPU and the GPU.
+NN_HD void adam_update(float& w, float& m, float& v, float g, const AdamHyper& h, const AdamStep& s) {
+#if defined(__CUDA_ARCH__)
+  m = __fadd_rn(__fmul_rn(h.beta1, m), __fmul_rn(__fsub_rn(1.0f, h.beta1), g));
+  v = __fadd_rn(__fmul_rn(h.beta2, v), __fmul_rn(__fsub_rn(1.0f, h.beta2), __fmul_rn(g, g)));
+  const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), s.bias2_sqrt), h.eps);
+  w = __fsub_rn(w, __fmul_rn(s.step_size, __fdiv_rn(m, denom)));
+#else
+  m = h.beta1 * m + (1.0f - h.beta1) * g;
+  v = h.beta2 * v + (1.0f - h.beta2) * (g * g);
+  const float denom = __builtin_sqrtf(v) / s.bias2_sqrt + h.eps;
+  w = w - s.step_size * (m / denom);
+#endif
+}
+
+// Plain SGD: w -= lr g.
+NN_HD void sgd_update(float& w, float g, float lr) {
+#if defined(__CUDA_ARCH__)
+  w = __fsub_rn(w, __fmul_rn(lr, g));
+#else
+  w = w - lr * g;
+#endif
+}
+
+// ---------------------------------------------------------------------------------------
+// Keyed shuffle: perm(i) for i in [0, n) is a bijection of [0, n) chosen by `key`.
+// A 4-round Feistel network over the smallest even-bit power-of-two domain >= n, with
+// cycle walking back into [0, n). Each index is computed independently, so the GPU can
+// shuffle a batch without a host-made permutation, and every backend draws the same
+// mini-batches for the same (seed, epoch).
+NN_HD uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+
+struct ShuffleKey {
+  uint32_t n;
+  uint32_t half_bits;  // each Feistel half has this many bits
+  uint32_t k[4];
+};
+
+NN_HD uint64_t splitmix64_next(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+NN_HD ShuffleKey make_shuffle_key(uint32_t n, uint64_t seed, uint64_t epoch) {
+  ShuffleKey key;
+  key.n = n;
+  uint32_t bits = 0;
+  while (bits < 32 && (uint64_t(1) << bits) < n) ++bits;
+  if (bits < 2) bits = 2;
+  key.half_bits = (bits + 1) / 2;
+  uint64_t s = seed * 0x9E3779B97F4A7C15ULL ^ (epoch + 0x632BE59BD9B4E019ULL);
+  for (int r = 0; r < 4; ++r) key.k[r] = static_cast<uint32_t>(splitmix64_next(s) >> 32);
+  return key;
+}
+
+NN_HD uint32_t feistel(const ShuffleKey& key, uint32_t x) {
+  const uint32_t mask = (1u << key.half_bits) - 1u;
+  uint32_t left = (x >> key.half_bits) & mask;
+  uint32_t right = x & mask;
+  for (int r = 0; r < 4; ++r) {
+    const uint32_t f = mix32(right ^ key.k[r]) & mask;
+    const uint32_t t = left ^ f;
+    left = right;
+    right = t;
+  }
+  return (left << key.half_bits) | right;
+}
+
+// The i-th index of the shuffled order.
+NN_HD uint32_t shuffle_index(const ShuffleKey& key, uint32_t i) {
+  uint32_t x = feistel(key, i);
+  while (x >= key.n) x = feistel(key, x);
+  return x;
+}
+
+}  // namespace nntrain

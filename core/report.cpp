@@ -1,0 +1,279 @@
+// report.cpp — see report.hpp.
+#include "report.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+
+#include "sysinfo.hpp"
+
+namespace nntrain {
+
+using nlohmann::json;
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string human_seconds(double s) {
+  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1.0) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+// Loss values as JSON numbers, or null for NaN/Inf (JSON has no NaN).
+json loss_value(float v) { return std::isfinite(v) ? json(double(v)) : json(nullptr); }
+
+const RunResult* find_device(const std::vector<RunResult>& runs, const char* device) {
+  for (const auto& r : runs)
+    if (r.device == device) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+bool want_color(std::FILE* f) { return std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(f)); }
+
+std::string metrics_csv(const std::vector<RunResult>& runs) {
+  std::string s = "device,epoch,loss\n";
+  for (const auto& r : runs)
+    for (size_t e = 0; e < r.losses.size(); ++e) s += fmt::format("{},{},{:.9g}\n", r.device, e + 1, r.losses[e]);
+  return s;
+}
+
+json summary_json(const Config& cfg, const std::vector<RunResult>& runs) {
+  json j;
+  j["name"] = cfg.name;
+  j["runs"] = json::array();
+  for (const auto& r : runs) {
+    json o;
+    o["device"] = r.device;
+    o["backend"] = r.backend;
+    o["details"] = r.details;
+    o["threads"] = r.threads;
+    o["status"] = r.status();
+    o["train_seconds"] = r.train_seconds;
+    if (r.train_seconds_per_repeat.size() > 1) {
+      const auto [mn, mx] = std::minmax_element(r.train_seconds_per_repeat.begin(), r.train_seconds_per_repeat.end());
+      o["train_seconds_min"] = *mn;
+      o["train_seconds_max"] = *mx;
+      o["train_seconds_repeats"] = r.train_seconds_per_repeat;
+    }
+    o["epochs"] = r.epochs_done;
+    o["epochs_requested"] = r.epochs_requested;
+    o["samples"] = r.samples;
+    o["initial_loss"] = r.losses.empty() ? json(nullptr) : loss_value(r.losses.front());
+    o["final_loss"] = r.losses.empty() ? json(nullptr) : loss_value(r.losses.back());
+    o["warmup_epochs"] = r.warmup_epochs;
+    o["warmup_seconds"] = r.warmup_seconds;
+    o["setup_seconds"] = r.setup_seconds;
+    o["transfer_seconds"] = r.setup.transfer_seconds;
+    o["setup_breakdown"] = {{"context_seconds", r.setup.context_seconds},
+                            {"handle_seconds", r.setup.handle_seconds},
+                            {"module_seconds", r.setup.module_seconds},
+                            {"alloc_seconds", r.setup.alloc_seconds},
+                            {"transfer_seconds", r.setup.transfer_seconds}};
+    o["samples_per_second"] = r.samples_per_second();
+    o["seconds_per_epoch"] = r.epochs_done ? r.train_seconds / r.epochs_done : 0.0;
+    if (r.diverged_epoch) o["diverged_epoch"] = r.diverged_epoch;
+    if (r.nondeterministic) o["nondeterministic"] = true;
+    j["runs"].push_back(o);
+  }
+  const RunResult* cpu = find_device(runs, "cpu");
+  const RunResult* gpu = find_device(runs, "gpu");
+  if (cpu && gpu) {
+    j["speedup"] = gpu->train_seconds > 0 ? cpu->train_seconds / gpu->train_seconds : 0.0;
+    const CurveComparison c = compare_curves(cpu->losses, gpu->losses);
+    j["comparison"] = {{"agree_until_epoch", c.agree_until_epoch},
+                       {"agree_rel_tol", 1e-4},
+                       {"max_abs_loss_diff", c.max_abs_diff},
+                       {"max_rel_loss_diff", c.max_rel_diff},
+                       {"compared_epochs", c.compared_epochs}};
+  }
+  j["context"] = context_json(false);
+  return j;
+}
+
+void print_header(std::FILE* out, const Config& cfg, const Dataset& data, bool color) {
+  const char* b = color ? "\033[1m" : "";
+  const char* e = color ? "\033[0m" : "";
+  const BuildInfo& bi = build_info();
+  std::string layers;
+  for (int w : cfg.model.layers) layers += (layers.empty() ? "" : "-") + std::to_string(w);
+  fmt::print(out, "{}nntrain {}{} ({}, {}) — experiment \"{}\"\n", b, bi.version, e, bi.git_revision, bi.build_type,
+             cfg.name);
+  fmt::print(out, "  data     {} — {} samples, {} in, {} out\n", data.description, data.n, data.inputs, data.outputs);
+  fmt::print(out, "  model    {} {} (output {}), {} init, {} parameters, {:.1f} MFLOP/epoch\n", layers,
+             activation_name(cfg.model.activation), activation_name(cfg.model.output_activation),
+             init_name(cfg.model.init), cfg.model_spec().param_count(),
+             6.0 * double(cfg.model_spec().macs_per_sample()) * data.n / 1e6);
+  fmt::print(out, "  training {} lr {} · {} epochs · {} · seed {} · fp32\n", cfg.optimizer.type, cfg.optimizer.lr,
+             cfg.train.epochs,
+             cfg.train.batch_size <= 0 || cfg.train.batch_size >= data.n
+                 ? std::string("full batch")
+                 : fmt::format("batch {}{}", cfg.train.batch_size, cfg.train.shuffle ? " shuffled" : ""),
+             cfg.seed);
+  fmt::print(out, "  device   {} · CPU {} ({} hardware threads)\n", cfg.device, cpu_model(), hardware_threads());
+  fmt::print(out, "  timing   {} warm-up epoch(s) excluded · {} repeat(s)\n", cfg.timing.warmup_epochs,
+             cfg.timing.repeats);
+  if (!bi.optimized)
+    fmt::print(out, "  warning  this build is not optimised ({}): timings are not representative\n", bi.build_type);
+  std::fflush(out);
+}
+
+std::string loss_chart(const std::vector<const RunResult*>& runs, int width, int height) {
+  static const char kSym[] = {'*', 'o', '+', 'x'};
+  double lo = INFINITY, hi = -INFINITY;
+  size_t n = 0;
+  for (const auto* r : runs) {
+    for (float v : r->losses)
+      if (std::isfinite(v) && v > 0) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
+    n = std::max(n, r->losses.size());
+  }
+  if (n == 0 || !(lo <= hi)) return "  (no finite losses to chart)\n";
+  if (hi / lo < 1.0001) hi = lo * 1.0001;
+  const double llo = std::log10(lo), lhi = std::log10(hi);
+  std::vector<std::string> grid(size_t(height), std::string(size_t(width), ' '));
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const auto& L = runs[k]->losses;
+    for (int c = 0; c < width; ++c) {
+      const size_t e0 = size_t(double(c) * n / width), e1 = std::max(e0 + 1, size_t(double(c + 1) * n / width));
+      // The column shows the mean log-loss of its epochs.
+      double s = 0;
+      int cnt = 0;
+      for (size_t e = e0; e < e1 && e < L.size(); ++e)
+        if (std::isfinite(L[e]) && L[e] > 0) s += std::log10(double(L[e])), ++cnt;
+      if (!cnt) continue;
+      const double f = (s / cnt - llo) / (lhi - llo);
+      const int row = height - 1 - std::clamp(int(std::lround(f * (height - 1))), 0, height - 1);
+      char& cell = grid[size_t(row)][size_t(c)];
+      cell = cell == ' ' || cell == kSym[k % 4] ? kSym[k % 4] : '#';
+    }
+  }
+  std::string s;
+  for (int r = 0; r < height; ++r) {
+    const double v = std::pow(10.0, lhi - (lhi - llo) * r / (height - 1));
+    const std::string label = (r == 0 || r == height - 1 || r == height / 2) ? fmt::format("{:9.3g}", v) : "";
+    s += fmt::format("  {:>9} |{}\n", label, grid[size_t(r)]);
+  }
+  s += fmt::format("  {:>9} +{}\n", "", std::string(size_t(width), '-'));
+  s += fmt::format("  {:>9}  1{:>{}}\n", "epoch", n, width - 1);
+  std::string legend = "  ";
+  for (size_t k = 0; k < runs.size(); ++k)
+    legend += fmt::format("{} {}   ", kSym[k % 4], runs[k]->device);
+  if (runs.size() > 1) legend += "# overlap";
+  s += legend + "   (log scale)\n";
+  return s;
+}
+
+void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResult>& runs, bool color) {
+  const char* b = color ? "\033[1m" : "";
+  const char* e = color ? "\033[0m" : "";
+  fmt::print(out, "\n{}Timing{} (training only; set-up and warm-up reported apart)\n", b, e);
+  fmt::print(out, "  {:<6} {:<14} {:>7} {:>12} {:>12} {:>13} {:>11} {:>11} {:>11}\n", "device", "backend", "threads",
+             "train", "per epoch", "samples/s", "set-up", "transfer", "warm-up");
+  for (const auto& r : runs) {
+    fmt::print(out, "  {:<6} {:<14} {:>7} {:>12} {:>12} {:>13.4g} {:>11} {:>11} {:>11}\n", r.device, r.backend,
+               r.threads, human_seconds(r.train_seconds),
+               human_seconds(r.epochs_done ? r.train_seconds / r.epochs_done : 0.0), r.samples_per_second(),
+               human_seconds(r.setup_seconds), human_seconds(r.setup.transfer_seconds),
+               human_seconds(r.warmup_seconds));
+    if (r.train_seconds_per_repeat.size() > 1) {
+      const auto [mn, mx] = std::minmax_element(r.train_seconds_per_repeat.begin(), r.train_seconds_per_repeat.end());
+      fmt::print(out, "  {:<6} {} repeats: median {}, min {}, max {}\n", "", r.train_seconds_per_repeat.size(),
+                 human_seconds(r.train_seconds), human_seconds(*mn), human_seconds(*mx));
+    }
+    fmt::print(out, "  {:<6} {}\n", "", r.details);
+    if (r.nondeterministic) fmt::print(out, "  {:<6} warning: repeats gave different loss curves\n", "");
+  }
+  const RunResult* cpu = find_device(runs, "cpu");
+  const RunResult* gpu = find_device(runs, "gpu");
+  if (cpu && gpu && gpu->train_seconds > 0) {
+    const double sp = cpu->train_seconds / gpu->train_seconds;
+    fmt::print(out, "  speed-up: GPU is {:.2f}x {} than CPU for this experiment\n", sp >= 1 ? sp : 1 / sp,
+               sp >= 1 ? "faster" : "slower");
+  }
+
+  // Checkpoint table: every log_every epochs, plus the first and the last.
+  size_t n = 0;
+  for (const auto& r : runs) n = std::max(n, r.losses.size());
+  if (n > 0) {
+    fmt::print(out, "\n{}Loss{} (MSE; epoch = loss before that epoch's update)\n  {:>8}", b, e, "epoch");
+    for (const auto& r : runs) fmt::print(out, " {:>14}", r.device);
+    if (runs.size() == 2) fmt::print(out, " {:>12}", "rel. diff");
+    fmt::print(out, "\n");
+    std::vector<size_t> rows{1};
+    for (size_t ep = size_t(cfg.train.log_every); ep < n; ep += size_t(cfg.train.log_every)) rows.push_back(ep);
+    if (rows.back() != n) rows.push_back(n);
+    // Keep the table readable: at most ~21 rows, evenly thinned.
+    if (rows.size() > 21) {
+      std::vector<size_t> t;
+      for (size_t k = 0; k < 20; ++k) t.push_back(rows[k * (rows.size() - 1) / 20]);
+      t.push_back(rows.back());
+      rows = t;
+    }
+    for (size_t ep : rows) {
+      fmt::print(out, "  {:>8}", ep);
+      for (const auto& r : runs)
+        fmt::print(out, " {:>14}", ep <= r.losses.size() ? fmt::format("{:.6g}", r.losses[ep - 1]) : "-");
+      if (runs.size() == 2 && ep <= runs[0].losses.size() && ep <= runs[1].losses.size()) {
+        const double x = runs[0].losses[ep - 1], y = runs[1].losses[ep - 1];
+        fmt::print(out, " {:>12.2e}", std::fabs(x - y) / std::max({std::fabs(x), std::fabs(y), 1e-30}));
+      }
+      fmt::print(out, "\n");
+    }
+    if (cpu && gpu) {
+      const CurveComparison c = compare_curves(cpu->losses, gpu->losses);
+      fmt::print(out,
+                 "  CPU and GPU curves agree within 1e-4 relative up to epoch {} of {}; largest gap {:.3g} "
+                 "(relative {:.3g}).\n  Later divergence is expected: fp32 sums in a different order take a "
+                 "different path in chaotic training (DESIGN §9).\n",
+                 c.agree_until_epoch, c.compared_epochs, c.max_abs_diff, c.max_rel_diff);
+    }
+    std::vector<const RunResult*> ptrs;
+    for (const auto& r : runs) ptrs.push_back(&r);
+    fmt::print(out, "\n{}", loss_chart(ptrs));
+  }
+  for (const auto& r : runs) {
+    if (r.diverged_epoch)
+      fmt::print(out, "\n{}: training diverged: loss is {} at epoch {}\n", r.device, r.losses.back(), r.diverged_epoch);
+    if (r.interrupted) fmt::print(out, "\n{}: interrupted after epoch {}\n", r.device, r.epochs_done);
+  }
+  std::fflush(out);
+}
+
+Progress::Progress(bool quiet, bool tty) : quiet_(quiet), tty_(tty) {}
+
+void Progress::begin(const std::string& label, int total) {
+  label_ = label;
+  start_ = now_seconds();
+  last_print_ = -1;
+  if (!quiet_ && !tty_) fmt::print(stderr, "{}: training {} epochs\n", label_, total);
+}
+
+void Progress::update(int done, int total, float loss) {
+  if (quiet_) return;
+  const double t = now_seconds();
+  if (tty_) {
+    const int width = 30;
+    const int filled = total ? int(double(done) / total * width) : width;
+    fmt::print(stderr, "\r{} [{}{}] {}/{} loss {:.6g}  ", label_, std::string(size_t(filled), '#'),
+               std::string(size_t(width - filled), '.'), done, total, loss);
+    std::fflush(stderr);
+  } else if (done == total || last_print_ < 0 || t - last_print_ >= 2.0) {
+    fmt::print(stderr, "{}: epoch {}/{} loss {:.6g} ({:.1f} s)\n", label_, done, total, loss, t - start_);
+    last_print_ = t;
+  }
+}
+
+void Progress::end() {
+  if (!quiet_ && tty_) fmt::print(stderr, "\n");
+}
+
+}  // namespace nntrain

@@ -1,0 +1,48 @@
+// report.hpp — what a run tells its user: console tables and chart, metrics.csv,
+// summary.json, and the progress display.
+#pragma once
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "dataset.hpp"
+#include "trainer.hpp"
+
+namespace nntrain {
+
+// device,epoch,loss — one row per epoch done, epochs from 1.
+std::string metrics_csv(const std::vector<RunResult>& runs);
+
+// {"runs": [...], "speedup": ..., "comparison": {...}} (DESIGN §4).
+nlohmann::json summary_json(const Config& cfg, const std::vector<RunResult>& runs);
+
+// Console output. `color` enables ANSI bold for headings.
+void print_header(std::FILE* out, const Config& cfg, const Dataset& data, bool color);
+void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResult>& runs, bool color);
+
+// A text chart of loss (log scale) against epoch, one symbol per curve.
+std::string loss_chart(const std::vector<const RunResult*>& runs, int width = 64, int height = 14);
+
+// Progress on stderr: a bar redrawn in place on a terminal, a plain line per chunk
+// otherwise (at most every `min_interval` seconds), nothing when quiet.
+class Progress {
+ public:
+  Progress(bool quiet, bool tty);
+  void begin(const std::string& label, int total);
+  void update(int done, int total, float loss);
+  void end();
+
+ private:
+  bool quiet_, tty_;
+  std::string label_;
+  double last_print_ = -1;
+  double start_ = 0;
+};
+
+// True when stdout/stderr colour is wanted: a terminal and NO_COLOR unset.
+bool want_color(std::FILE* f);
+
+}  // namespace nntrain

@@ -1,0 +1,27 @@
+// sysinfo.hpp — what machine and what build produced a number (for every report).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace nntrain {
+
+struct BuildInfo {
+  std::string version;     // nntrain version
+  std::string git_revision;  // at build time; "-dirty" if the tree had changes
+  std::string build_type;  // CMAKE_BUILD_TYPE
+  bool optimized;          // built with optimisation
+  std::string compiler;
+  std::string cuda;        // "CUDA 13.0, archs 75;90" or "without CUDA"
+  std::string blas;        // BLAS used by the fast CPU backend, or "none"
+};
+const BuildInfo& build_info();
+
+std::string cpu_model();
+int hardware_threads();
+std::string cpu_simd();  // e.g. "avx512f avx2 fma"
+
+// Context of a measurement: machine, build, GPU (queried, never throws).
+nlohmann::json context_json(bool query_gpu_too);
+
+}  // namespace nntrain

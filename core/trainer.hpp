@@ -1,0 +1,72 @@
+// trainer.hpp — the training loop around a backend: set-up, warm-up, timed chunks, curves.
+//
+// Timing rules (DESIGN §7): set-up (backend construction, data transfer) and warm-up are
+// measured and reported apart; warm-up runs on the real state and the initial weights are
+// then re-loaded, so it never changes the trajectory; the timed epochs run in chunks and
+// only the backend's own clock for those chunks counts.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "config.hpp"
+#include "dataset.hpp"
+#include "mlp.hpp"
+
+namespace nntrain {
+
+struct RunResult {
+  std::string device;   // "cpu" | "gpu"
+  std::string backend;  // backend name
+  std::string details;
+  int threads = 1;
+  int samples = 0;
+  int epochs_requested = 0;
+  int epochs_done = 0;  // epochs with a loss in `losses`
+  int warmup_epochs = 0;
+  std::vector<float> losses;  // one per epoch done, first repeat
+  std::vector<double> train_seconds_per_repeat;
+  double train_seconds = 0;  // median over repeats
+  double warmup_seconds = 0;
+  double setup_seconds = 0;  // wall time to construct the backend and load the weights
+  SetupReport setup;         // the backend's own breakdown
+  Params final_params;
+  int diverged_epoch = 0;    // 1-based epoch of the first NaN/Inf loss; 0 if none
+  bool interrupted = false;
+  bool nondeterministic = false;  // a repeat's curve differed from the first
+  std::string status() const {
+    return diverged_epoch ? "diverged" : interrupted ? "interrupted" : "ok";
+  }
+  double samples_per_second() const {
+    return train_seconds > 0 ? double(samples) * epochs_done / train_seconds : 0.0;
+  }
+};
+
+// Called after every chunk of the first repeat: epochs done, total, last loss.
+using ProgressFn = std::function<void(int done, int total, float loss)>;
+
+// Options of one training run, resolved from the Config (and the device).
+BackendOptions backend_options(const Config& cfg, const std::string& device);
+
+// Trains one device from `init`. Throws DeviceUnavailable / UsageError from the backend.
+RunResult run_training(const Config& cfg, const Dataset& data, const Params& init, const std::string& device,
+                       const ProgressFn& progress = {});
+
+// Asynchronous-signal-safe stop request (SIGINT/SIGTERM): training stops after the chunk
+// in flight, and the run is marked interrupted.
+void request_stop();
+bool stop_requested();
+
+// The largest relative gap between two loss curves and the epoch (1-based) up to which
+// they agree within `rel_tol`.
+struct CurveComparison {
+  int agree_until_epoch = 0;
+  double max_abs_diff = 0;
+  double max_rel_diff = 0;
+  int compared_epochs = 0;
+};
+CurveComparison compare_curves(const std::vector<float>& a, const std::vector<float>& b, double rel_tol = 1e-4);
+
+}  // namespace nntrain
