@@ -81,34 +81,33 @@ NN_HD T mse_grad(T pred, T target, T two_over_count) {
 // Adam, as PyTorch's torch.optim.Adam (no weight decay, no amsgrad):
 //   m = b1 m + (1-b1) g ;  v = b2 v + (1-b2) g^2
 //   w -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
-// The per-step scalars come from AdamStep, which tracks b1^t and b2^t by repeated float
-// multiplication (no pow): IEEE-exact and therefore identical on host and device.
+// Hyperparameters are kept in double and rounded to float once, as PyTorch does with its
+// Python-float scalars: 1 - 0.999f in float would be off by 1.3e-5 relative. The step
+// scalars track b1^t and b2^t by repeated double multiplication (no pow): IEEE-exact, so
+// identical on host and device.
 struct AdamHyper {
-  float lr, beta1, beta2, eps;
+  double lr, beta1, beta2, eps;
 };
 
 struct AdamStep {
-  float beta1_pow;      // b1^t
-  float beta2_pow;      // b2^t
-  float step_size;      // lr / (1 - b1^t)
-  float bias2_sqrt;     // sqrt(1 - b2^t)
+  double beta1_pow;  // b1^t
+  double beta2_pow;  // b2^t
+  float step_size;   // lr / (1 - b1^t)
+  float bias2_sqrt;  // sqrt(1 - b2^t)
 };
 
 // State before the first step: t = 0.
-NN_HD AdamStep adam_initial_step() { return AdamStep{1.0f, 1.0f, 0.0f, 0.0f}; }
+NN_HD AdamStep adam_initial_step() { return AdamStep{1.0, 1.0, 0.0f, 0.0f}; }
 
-// Advance to step t+1 and compute its scalars.
+// Advance to step t+1 and compute its scalars (each a lone IEEE operation: no contraction).
 NN_HD AdamStep adam_next_step(AdamStep s, const AdamHyper& h) {
   AdamStep n;
-  n.beta1_pow = s.beta1_pow * h.beta1;  // a lone multiply: no contraction possible
+  n.beta1_pow = s.beta1_pow * h.beta1;
   n.beta2_pow = s.beta2_pow * h.beta2;
-#if defined(__CUDA_ARCH__)
-  n.step_size = __fdiv_rn(h.lr, __fsub_rn(1.0f, n.beta1_pow));
-  n.bias2_sqrt = __fsqrt_rn(1.0f - n.beta2_pow);
-#else
-  n.step_size = h.lr / (1.0f - n.beta1_pow);
-  n.bias2_sqrt = __builtin_sqrtf(1.0f - n.beta2_pow);
-#endif
+  const double c1 = 1.0 - n.beta1_pow;
+  const double c2 = 1.0 - n.beta2_pow;
+  n.step_size = static_cast<float>(h.lr / c1);
+  n.bias2_sqrt = static_cast<float>(::sqrt(c2));
   return n;
 }
 
@@ -116,21 +115,24 @@ NN_HD AdamStep adam_next_step(AdamStep s, const AdamHyper& h) {
 // on the device forbid fused multiply-add; host code is built with -ffp-contract=off), so
 // the same inputs give bit-identical outputs on the CPU and the GPU.
 NN_HD void adam_update(float& w, float& m, float& v, float g, const AdamHyper& h, const AdamStep& s) {
+  const float b1 = static_cast<float>(h.beta1), c1 = static_cast<float>(1.0 - h.beta1);
+  const float b2 = static_cast<float>(h.beta2), c2 = static_cast<float>(1.0 - h.beta2);
+  const float eps = static_cast<float>(h.eps);
 #if defined(__CUDA_ARCH__)
-  m = __fadd_rn(__fmul_rn(h.beta1, m), __fmul_rn(__fsub_rn(1.0f, h.beta1), g));
-  v = __fadd_rn(__fmul_rn(h.beta2, v), __fmul_rn(__fsub_rn(1.0f, h.beta2), __fmul_rn(g, g)));
-  const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), s.bias2_sqrt), h.eps);
+  m = __fadd_rn(__fmul_rn(b1, m), __fmul_rn(c1, g));
+  v = __fadd_rn(__fmul_rn(b2, v), __fmul_rn(c2, __fmul_rn(g, g)));
+  const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), s.bias2_sqrt), eps);
   w = __fsub_rn(w, __fmul_rn(s.step_size, __fdiv_rn(m, denom)));
 #else
-  m = h.beta1 * m + (1.0f - h.beta1) * g;
-  v = h.beta2 * v + (1.0f - h.beta2) * (g * g);
-  const float denom = __builtin_sqrtf(v) / s.bias2_sqrt + h.eps;
+  m = b1 * m + c1 * g;
+  v = b2 * v + c2 * (g * g);
+  const float denom = __builtin_sqrtf(v) / s.bias2_sqrt + eps;
   w = w - s.step_size * (m / denom);
 #endif
 }
 
 // Plain SGD: w -= lr g.
-NN_HD void sgd_update(float& w, float g, float lr) {
+NN_HD void sgd_update(float& w, float g, float lr) {  // lr: float(AdamHyper::lr)
 #if defined(__CUDA_ARCH__)
   w = __fsub_rn(w, __fmul_rn(lr, g));
 #else

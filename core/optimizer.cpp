@@ -4,7 +4,7 @@
 namespace nntrain {
 
 AdamHyper adam_hyper(const OptimizerConfig& cfg) {
-  return AdamHyper{float(cfg.lr), float(cfg.beta1), float(cfg.beta2), float(cfg.eps)};
+  return AdamHyper{cfg.lr, cfg.beta1, cfg.beta2, cfg.eps};
 }
 
 HostOptimizer::HostOptimizer(const OptimizerConfig& cfg, size_t n)
@@ -25,7 +25,8 @@ void HostOptimizer::update_range(float* params, const float* grad, const AdamSte
   if (adam_) {
     for (size_t k = begin; k < end; ++k) adam_update(params[k], m_[k], v_[k], grad[k], hyper_, s);
   } else {
-    for (size_t k = begin; k < end; ++k) sgd_update(params[k], grad[k], hyper_.lr);
+    const float lr = float(hyper_.lr);
+    for (size_t k = begin; k < end; ++k) sgd_update(params[k], grad[k], lr);
   }
 }
 
