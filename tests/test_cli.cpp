@@ -1,0 +1,167 @@
+// test_cli.cpp — the nntrain binary end to end: files, fields, flags, exit codes.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.hpp"
+#include "mlp.hpp"
+
+using namespace testutil;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+TEST_CASE("train writes the four files with the documented fields", "[cli]") {
+  const std::string out = fresh_dir("four_files");
+  const auto r = run_nntrain("--config configs/peaks.json --device cpu --epochs 12 --out " + out +
+                             " data.grid=40 train.log_every=4");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* f : {"config.resolved.json", "metrics.csv", "summary.json", "model.json"})
+    CHECK(fs::exists(out + "/" + f));
+  const json cfg = json::parse(slurp(out + "/config.resolved.json"));
+  CHECK(cfg["train"]["epochs"] == 12);
+  CHECK(cfg["data"]["grid"] == json::array({40, 40}));
+  CHECK(cfg["nntrain"].contains("git_revision"));
+  const json s = json::parse(slurp(out + "/summary.json"));
+  REQUIRE(s["runs"].size() == 1);
+  const json& run = s["runs"][0];
+  for (const char* k : {"device", "train_seconds", "epochs", "samples", "initial_loss", "final_loss",
+                        "warmup_epochs", "setup_seconds", "transfer_seconds", "samples_per_second"})
+    CHECK(run.contains(k));
+  CHECK(run["epochs"] == 12);
+  CHECK(run["samples"] == 1600);
+  CHECK(run["final_loss"].get<double>() < run["initial_loss"].get<double>());
+  const std::string csv = slurp(out + "/metrics.csv");
+  CHECK(csv.rfind("device,epoch,loss\ncpu,1,", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 13);
+  const json m = json::parse(slurp(out + "/model.json"));
+  CHECK(m["format"] == "nntrain-mlp");
+  CHECK(m["layers"].size() == 3);
+  CHECK(m["layers"][0]["W"].size() == 20);     // out rows
+  CHECK(m["layers"][0]["W"][0].size() == 2);   // of in values
+  // Console ends with the timing table and the loss curve.
+  CHECK_THAT(r.out, Catch::Contains("Timing") && Catch::Contains("Loss") && Catch::Contains("log scale"));
+  fs::remove_all(out);
+}
+
+TEST_CASE("train is the default subcommand; --json prints only JSON", "[cli]") {
+  const std::string out = fresh_dir("json");
+  const auto r = run_nntrain("--config configs/peaks.json --epochs 3 --json --quiet --out " + out + " data.grid=10");
+  REQUIRE(r.exit_code == 0);
+  const json s = json::parse(r.out);  // throws if anything else is on stdout
+  CHECK(s["runs"][0]["epochs"] == 3);
+  fs::remove_all(out);
+}
+
+TEST_CASE("explicit flags beat key.path overrides, which beat the file", "[cli]") {
+  const std::string out = fresh_dir("prec");
+  const auto r = run_nntrain("--config configs/peaks.json --epochs 2 --lr 0.01 --quiet --out " + out +
+                             " optimizer.lr=0.5 train.epochs=9 data.grid=10 model.layers=[2,3,1]");
+  REQUIRE(r.exit_code == 0);
+  const json cfg = json::parse(slurp(out + "/config.resolved.json"));
+  CHECK(cfg["optimizer"]["lr"] == 0.01);
+  CHECK(cfg["train"]["epochs"] == 2);
+  CHECK(cfg["model"]["layers"] == json::array({2, 3, 1}));
+  fs::remove_all(out);
+}
+
+TEST_CASE("--epochs 0 --save-model saves the initial weights; --init-model reproduces the run", "[cli]") {
+  const std::string out = fresh_dir("init0"), out2 = fresh_dir("init1"), out3 = fresh_dir("init2");
+  const std::string model = out + "_model.json";
+  auto r = run_nntrain("--config configs/peaks.json --epochs 0 --quiet --out " + out + " --save-model " + model);
+  REQUIRE(r.exit_code == 0);
+  const nntrain::Params saved = nntrain::load_model(model);
+  nntrain::ModelSpec spec;
+  spec.widths = {2, 20, 5, 1};
+  const nntrain::Params init = nntrain::init_params(spec, nntrain::Init::glorot_uniform, 1);
+  REQUIRE(saved.values.size() == init.values.size());
+  CHECK(std::memcmp(saved.values.data(), init.values.data(), init.values.size() * sizeof(float)) == 0);
+  // Same curve from the seed and from the saved file; a different seed gives another curve.
+  r = run_nntrain("--config configs/peaks.json --epochs 5 --quiet --out " + out2 + " data.grid=30");
+  REQUIRE(r.exit_code == 0);
+  r = run_nntrain("--config configs/peaks.json --epochs 5 --quiet --seed 99 --init-model " + model + " --out " + out3 +
+                  " data.grid=30");
+  REQUIRE(r.exit_code == 0);
+  CHECK(slurp(out2 + "/metrics.csv") == slurp(out3 + "/metrics.csv"));
+  for (const auto& d : {out, out2, out3}) fs::remove_all(d);
+  fs::remove(model);
+}
+
+TEST_CASE("without --out every run gets a new numbered folder", "[cli]") {
+  const std::string parent = fresh_dir("numbered");
+  for (int i = 0; i < 2; ++i)
+    REQUIRE(run_nntrain("--config configs/peaks.json --epochs 1 --quiet data.grid=5 output.dir=" + parent).exit_code ==
+            0);
+  CHECK(fs::exists(parent + "/001/summary.json"));
+  CHECK(fs::exists(parent + "/002/summary.json"));
+  fs::remove_all(parent);
+}
+
+TEST_CASE("bad input: exit 2, a message naming it, and no result files", "[cli][errors]") {
+  const std::string dir = fresh_dir("bad_inputs");
+  fs::create_directories(dir);
+  const std::string good = slurp(NNTRAIN_SOURCE_DIR "/configs/peaks.json");
+  struct Case {
+    const char* name;
+    std::string config_text;  // written to dir/<name>.json ("" = use configs/peaks.json)
+    std::string extra;        // extra arguments
+    const char* expect;       // substring of the error message
+  };
+  const std::vector<Case> cases = {
+      {"malformed", "{\"seed\": 1,, }", "", "malformed JSON at line 1"},
+      {"misspelt", R"({"optimizer": {"learning_rate": 0.1}})", "", "/optimizer/learning_rate"},
+      {"misspelt_suggest", R"({"trian": {}})", "", "did you mean \"train\""},
+      {"negative_lr", R"({"optimizer": {"lr": -0.01}})", "", "/optimizer/lr"},
+      {"zero_width", R"({"model": {"layers": [2, 0, 1]}})", "", "/model/layers/1"},
+      {"first_layer", R"({"model": {"layers": [3, 20, 1]}})", "", "/model/layers/0"},
+      {"activation", R"({"model": {"activation": "swish"}})", "", "/model/activation"},
+      {"string_number", R"({"optimizer": {"lr": "fast"}})", "", "/optimizer/lr"},
+      {"missing_csv", R"({"data": {"csv": "nope.csv", "inputs": ["x1","x2"], "targets": ["y"]}})", "",
+       "CSV data file not found"},
+      {"malformed_csv", R"({"data": {"csv": "bad.csv", "inputs": ["x1","x2"], "targets": ["y"]}})", "", "line 3"},
+      {"missing_config", "", "--config does/not/exist.json", "config file not found"},
+      {"batch_too_big", R"({"data": {"grid": 10}, "train": {"batch_size": 101}})", "", "/train/batch_size"},
+      {"bad_override", "", "optimizer.lr=abc", "/optimizer/lr"},
+  };
+  write_text(dir + "/bad.csv", "x1,x2,y\n1,2,3\n1,oops,3\n");
+  for (const auto& c : cases) {
+    INFO("case " << c.name);
+    std::string args;
+    if (!c.config_text.empty()) args = "--config " + write_text(dir + "/" + c.name + ".json", c.config_text);
+    else if (c.extra.rfind("--config", 0) != 0) args = "--config configs/peaks.json";
+    const std::string out = dir + "/out_" + c.name;
+    const auto r = run_nntrain(args + " " + c.extra + " --epochs 1 --out " + out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.expect));
+    CHECK_FALSE(fs::exists(out));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--device gpu without a usable GPU: exit 3, the reason, no files", "[cli][errors]") {
+  const std::string out = fresh_dir("nogpu");
+  const auto r = run_nntrain("--config configs/peaks.json --device gpu --epochs 1 --out " + out,
+                             "CUDA_VISIBLE_DEVICES= NNTRAIN_FAKE_NO_GPU=1");
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.err, Catch::Contains("--device gpu"));
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("a diverging run exits 4 naming the epoch and keeps what finished", "[cli][errors]") {
+  const std::string out = fresh_dir("diverge");
+  const auto r = run_nntrain("--config configs/peaks.json --epochs 200 --lr 1e5 --quiet --out " + out +
+                             " data.grid=10 optimizer.type=sgd train.log_every=10");
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.err, Catch::Contains("diverged") && Catch::Contains("epoch"));
+  const json s = json::parse(slurp(out + "/summary.json"));
+  CHECK(s["runs"][0]["status"] == "diverged");
+  CHECK(s["runs"][0]["diverged_epoch"].get<int>() >= 1);
+  fs::remove_all(out);
+}
+
+TEST_CASE("info runs and names the build", "[cli]") {
+  const auto r = run_nntrain("info");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("cpu") && Catch::Contains("cuda"));
+}

@@ -1,0 +1,95 @@
+// test_data.cpp — the peaks generator and the CSV reader.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "dataset.hpp"
+#include "errors.hpp"
+
+using namespace nntrain;
+
+TEST_CASE("peaks at hand-computed points", "[data]") {
+  // peaks(0,0) = 3 e^-1 - 1/3 e^-1 = (8/3) e^-1
+  CHECK(peaks(0, 0) == Approx(8.0 / 3.0 * std::exp(-1.0)).epsilon(1e-12));
+  // peaks(1,0): first term 0; second -10 (1/5 - 1) e^-1 = 8 e^-1; third -1/3 e^-4
+  CHECK(peaks(1, 0) == Approx(8 * std::exp(-1.0) - std::exp(-4.0) / 3).epsilon(1e-12));
+  // peaks(0,1): 3 e^-4 - 10 (-1) e^-1 - 1/3 e^-2
+  CHECK(peaks(0, 1) == Approx(3 * std::exp(-4.0) + 10 * std::exp(-1.0) - std::exp(-2.0) / 3).epsilon(1e-12));
+  // MATLAB's peaks maximum is about 8.1 near (-0.0093, 1.58)
+  CHECK(peaks(-0.0093, 1.5814) == Approx(8.1062).margin(1e-3));
+}
+
+TEST_CASE("peaks grid: x1 varies fastest, linspace ends exact", "[data]") {
+  const Dataset d = make_peaks(4, 3, -3, 3);
+  REQUIRE(d.n == 12);
+  REQUIRE(d.inputs == 2);
+  REQUIRE(d.outputs == 1);
+  // sample i: x1 = g[i % 4], x2 = g[i / 4]
+  CHECK(d.x[0] == -3.0f);
+  CHECK(d.x[1] == -3.0f);
+  CHECK(d.x[2 * 1] == -1.0f);   // x1 of sample 1
+  CHECK(d.x[2 * 1 + 1] == -3.0f);
+  CHECK(d.x[2 * 3] == 3.0f);    // last x1 of the first row
+  CHECK(d.x[2 * 4] == -3.0f);   // sample 4 starts row 2
+  CHECK(d.x[2 * 4 + 1] == 0.0f);
+  CHECK(d.x[2 * 11] == 3.0f);
+  CHECK(d.x[2 * 11 + 1] == 3.0f);
+  CHECK(d.y[5] == float(peaks(-1.0, 0.0)));
+}
+
+TEST_CASE("peaks 200x200 grid has 40000 samples", "[data]") {
+  const Dataset d = make_peaks(200, 200, -3, 3);
+  CHECK(d.n == 40000);
+  CHECK(d.x[2 * 199] == 3.0f);
+  CHECK(d.x[2 * 200 + 1] == Approx(-3 + 6.0 / 199));
+}
+
+TEST_CASE("grid too large for memory is refused before allocating", "[data]") {
+  try {
+    make_peaks(1 << 20, 1 << 20, -3, 3);
+    FAIL("expected refusal");
+  } catch (const UsageError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("/data/grid") && Catch::Contains("GiB"));
+  }
+}
+
+namespace {
+std::string write_tmp(const std::string& name, const std::string& text) {
+  std::ofstream(name) << text;
+  return name;
+}
+}  // namespace
+
+TEST_CASE("CSV: columns by name, any order", "[data][csv]") {
+  const auto f = write_tmp("t_ok.csv", "y, a ,b\n1.5,2,3\n-1,4e-1,5\n\n");
+  const Dataset d = load_csv(f, {"b", "a"}, {"y"});
+  REQUIRE(d.n == 2);
+  CHECK(d.x == std::vector<float>{3, 2, 5, 0.4f});
+  CHECK(d.y == std::vector<float>{1.5f, -1});
+  std::remove(f.c_str());
+}
+
+TEST_CASE("CSV errors name file, line and column", "[data][csv]") {
+  auto err = [](const std::string& text, std::vector<std::string> in = {"a"}, std::vector<std::string> out = {"y"}) {
+    const auto f = write_tmp("t_bad.csv", text);
+    std::string msg;
+    try {
+      load_csv(f, in, out);
+    } catch (const UsageError& e) {
+      msg = e.what();
+    }
+    std::remove(f.c_str());
+    return msg;
+  };
+  CHECK_THAT(err("a,y\n1,2\n3,x\n"), Catch::Contains("t_bad.csv") && Catch::Contains("line 3") &&
+                                          Catch::Contains("column 2"));
+  CHECK_THAT(err("a,y\n1,2\n3\n"), Catch::Contains("line 3") && Catch::Contains("fields"));
+  CHECK_THAT(err("a,y\n1,nan\n"), Catch::Contains("line 2"));
+  CHECK_THAT(err("a,y\n1,inf\n"), Catch::Contains("line 2"));
+  CHECK_THAT(err("a,y\n1,1e39\n"), Catch::Contains("line 2"));
+  CHECK_THAT(err("a,z\n1,2\n"), Catch::Contains("no target column \"y\""));
+  CHECK_THAT(err(""), Catch::Contains("empty"));
+  CHECK_THAT(err("a,y\n"), Catch::Contains("no data rows"));
+  CHECK_THROWS_WITH(load_csv("does/not/exist.csv", {"a"}, {"y"}), Catch::Contains("not found"));
+}
