@@ -89,7 +89,7 @@ int cmd_train(const TrainArgs& a) {
   const bool color = to_stdout && want_color(stdout);
   if (to_stdout && !a.quiet) print_header(stdout, cfg, prep.data, color);
 
-  Progress progress(a.quiet, ::isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr);
+  Progress progress(a.quiet, ::isatty(STDERR_FILENO) != 0);
   std::vector<RunResult> runs;
   for (const auto& device : cfg.devices()) {
     progress.begin(device, cfg.train.epochs);
