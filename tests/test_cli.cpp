@@ -45,7 +45,7 @@ TEST_CASE("train writes the four files with the documented fields", "[cli]") {
   fs::remove_all(out);
 }
 
-TEST_CASE("train is the default subcommand; --json prints only JSON", "[cli]") {
+TEST_CASE("train is the default subcommand and --json prints only JSON", "[cli]") {
   const std::string out = fresh_dir("json");
   const auto r = run_nntrain("--config configs/peaks.json --epochs 3 --json --quiet --out " + out + " data.grid=10");
   REQUIRE(r.exit_code == 0);
@@ -66,7 +66,7 @@ TEST_CASE("explicit flags beat key.path overrides, which beat the file", "[cli]"
   fs::remove_all(out);
 }
 
-TEST_CASE("--epochs 0 --save-model saves the initial weights; --init-model reproduces the run", "[cli]") {
+TEST_CASE("epochs 0 with save-model saves the initial weights and init-model reproduces the run", "[cli]") {
   const std::string out = fresh_dir("init0"), out2 = fresh_dir("init1"), out3 = fresh_dir("init2");
   const std::string model = out + "_model.json";
   auto r = run_nntrain("--config configs/peaks.json --epochs 0 --quiet --out " + out + " --save-model " + model);
@@ -139,7 +139,7 @@ TEST_CASE("bad input: exit 2, a message naming it, and no result files", "[cli][
   fs::remove_all(dir);
 }
 
-TEST_CASE("--device gpu without a usable GPU: exit 3, the reason, no files", "[cli][errors]") {
+TEST_CASE("device gpu without a usable GPU gives exit 3, the reason, no files", "[cli][errors]") {
   const std::string out = fresh_dir("nogpu");
   const auto r = run_nntrain("--config configs/peaks.json --device gpu --epochs 1 --out " + out,
                              "CUDA_VISIBLE_DEVICES= NNTRAIN_FAKE_NO_GPU=1");
