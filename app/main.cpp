@@ -1,6 +1,8 @@
 // main.cpp — the command line: CLI11 wiring only. Options become a Config; core does the rest.
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <signal.h>
+#include <unistd.h>
 #include <cstdio>
 #include <fmt/format.h>
 #include <string>
@@ -23,7 +25,25 @@ std::vector<std::string> with_default_subcommand(int argc, char** argv) {
   return args;
 }
 
-void on_signal(int) { nntrain::request_stop(); }
+// First SIGINT/SIGTERM: finish the chunk in flight, write what finished, exit 130. The handler
+// is one-shot (SA_RESETHAND), so a second signal terminates at once.
+void on_signal(int) {
+  nntrain::request_stop();
+  static const char kMsg[] = "\nnntrain: stopping after the current chunk (signal again to abort now)\n";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
+}
+
+void install_stop_handler(int sig) {
+  // A shell starts background jobs with SIGINT ignored (so Ctrl-C at the terminal spares
+  // them); keep it that way. SIGTERM is always handled.
+  struct sigaction old {};
+  if (sig == SIGINT && ::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) return;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  ::sigaction(sig, &sa, nullptr);
+}
 
 }  // namespace
 
@@ -97,8 +117,8 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  install_stop_handler(SIGINT);
+  install_stop_handler(SIGTERM);
 
   ta.set_flags = {train->count("--device") > 0, train->count("--epochs") > 0, train->count("--lr") > 0,
                   train->count("--seed") > 0, train->count("--batch-size") > 0, train->count("--threads") > 0,

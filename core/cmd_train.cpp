@@ -11,6 +11,7 @@
 #include "errors.hpp"
 #include "fileio.hpp"
 #include "gpu.hpp"
+#include "memcheck.hpp"
 #include "report.hpp"
 #include "sysinfo.hpp"
 
@@ -44,6 +45,13 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model) {
     throw UsageError("config /train/batch_size: " + std::to_string(cfg.train.batch_size) +
                      " is larger than the data set (" + std::to_string(p.data.n) +
                      " samples); use 0 for full batch");
+  // Refuse a network, batch or curve that cannot fit before allocating any of it.
+  const double batch = cfg.train.batch_size > 0 ? cfg.train.batch_size : p.data.n;
+  check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) +
+                           double(p.data.x.size() + p.data.y.size()) * sizeof(float),
+                       "config /model/layers (" + std::to_string(cfg.model_spec().param_count()) +
+                           " parameters) with /train/epochs " + std::to_string(cfg.train.epochs) + " on " +
+                           std::to_string(p.data.n) + " samples");
   if (!init_model.empty()) {
     p.init = load_model(init_model);
     check_same_shape(p.init, cfg.model_spec(), init_model);
@@ -77,13 +85,14 @@ int cmd_train(const TrainArgs& a) {
   require_devices(cfg);
   if (!a.out.empty()) check_output_location(a.out);
   else check_output_location(cfg.output_dir);
-  if (!a.save_model.empty()) {
-    const auto parent = std::filesystem::path(a.save_model).parent_path();
-    check_output_location(parent.empty() ? "." : parent.string());
-  }
+  if (!a.save_model.empty()) check_output_file(a.save_model, "--save-model");
 
   const std::string dir = a.out.empty() ? make_numbered_run_dir(cfg.output_dir) : (ensure_directory(a.out), a.out);
-  write_file_atomic(dir + "/config.resolved.json", resolved_config_json(cfg).dump(2) + "\n");
+  // dump(..., replace): a path or name that is not UTF-8 must not fail after training.
+  const auto dump = [](const nlohmann::json& j) {
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  };
+  write_file_atomic(dir + "/config.resolved.json", dump(resolved_config_json(cfg)));
 
   const bool to_stdout = !a.json;
   const bool color = to_stdout && want_color(stdout);
@@ -102,24 +111,33 @@ int cmd_train(const TrainArgs& a) {
   // Results: everything that finished is written, marked with its status.
   write_file_atomic(dir + "/metrics.csv", metrics_csv(runs));
   const nlohmann::json summary = summary_json(cfg, runs);
-  write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
-  write_file_atomic(dir + "/model.json", model_to_json_string(runs.front().final_params));
-  for (size_t k = 1; k < runs.size(); ++k)
-    write_file_atomic(dir + "/model." + runs[k].device + ".json", model_to_json_string(runs[k].final_params));
-  if (!a.save_model.empty()) save_model(runs.front().final_params, a.save_model);
+  write_file_atomic(dir + "/summary.json", dump(summary));
+  // A diverged run's weights are NaN/Inf: no model file for it, and none left over from an
+  // earlier run in the same --out folder to be mistaken for this run's.
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const std::string file = dir + (k == 0 ? "/model.json" : "/model." + runs[k].device + ".json");
+    if (runs[k].diverged_epoch) std::filesystem::remove(file);
+    else write_file_atomic(file, model_to_json_string(runs[k].final_params));
+  }
+  // --save-model is what a sweep script picks up next: only a finished run is saved there.
+  if (!a.save_model.empty()) {
+    if (runs.front().status() == "ok") save_model(runs.front().final_params, a.save_model);
+    else fmt::print(stderr, "nntrain: --save-model {} not written: the run {}\n", a.save_model, runs.front().status());
+  }
 
   if (a.json) {
     nlohmann::json s = summary;
     s["output_dir"] = dir;
-    fmt::print("{}\n", s.dump(2));
+    fmt::print("{}", dump(s));
   } else {
     print_results(stdout, cfg, runs, color);
     fmt::print("\nResults in {}/ (config.resolved.json, metrics.csv, summary.json, model.json)\n", dir);
   }
   for (const auto& r : runs) {
     if (r.diverged_epoch) {
-      fmt::print(stderr, "nntrain: error: training diverged on {}: loss is not finite at epoch {}\n", r.device,
-                 r.diverged_epoch);
+      fmt::print(stderr, "nntrain: error: training diverged on {}: {} at epoch {}; results up to it kept in {}\n",
+                 r.device, r.weights_nonfinite ? "weights became NaN/Inf in the update" : "loss is not finite",
+                 r.diverged_epoch, dir);
       return kExitDiverged;
     }
     if (r.interrupted) {

@@ -32,6 +32,24 @@ json parse_config_text(const std::string& text, const std::string& source) {
     if (pos != std::string::npos) what = what.substr(pos);
     throw UsageError(source + ": malformed JSON at line " + std::to_string(line) + ", column " +
                      std::to_string(col) + ": " + what);
+  } catch (const json::exception& e) {
+    // A number beyond double's range (1e400) is valid JSON that no double holds; the library
+    // reports it without a position, so find the literal for the line and column.
+    std::string what = e.what();
+    const size_t q1 = what.find('\''), q2 = what.rfind('\'');
+    std::string where;
+    if (q1 != std::string::npos && q2 > q1 + 1) {
+      const std::string token = what.substr(q1 + 1, q2 - q1 - 1);
+      const size_t at = text.find(token);
+      if (at != std::string::npos) {
+        const size_t line = 1 + size_t(std::count(text.begin(), text.begin() + long(at), '\n'));
+        const size_t nl = text.rfind('\n', at);
+        const size_t col = at - (nl == std::string::npos ? 0 : nl + 1) + 1;
+        where = " at line " + std::to_string(line) + ", column " + std::to_string(col);
+      }
+      what = "number " + token + " is not finite in double precision";
+    }
+    throw UsageError(source + ": invalid JSON" + where + ": " + what);
   }
 }
 
@@ -70,7 +88,47 @@ void set_path(json& j, const std::string& dotted, const json& value) {
   }
 }
 
+size_t invalid_utf8_at(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    size_t len;
+    unsigned cp;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return i;
+    i += len;
+  }
+  return std::string::npos;
+}
+
 void apply_override(json& j, const std::string& assignment) {
+  // JSON text is UTF-8; a stray Latin-1 byte would otherwise fail much later, when the
+  // resolved config is written, after the run folder exists.
+  const size_t bad = invalid_utf8_at(assignment);
+  if (bad != std::string::npos)
+    throw UsageError("override argument is not valid UTF-8 (byte " + std::to_string(bad + 1) + " of " +
+                     std::to_string(assignment.size()) + ")");
   const size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw UsageError("override '" + assignment + "' is not of the form key.path=value");
@@ -81,6 +139,8 @@ void apply_override(json& j, const std::string& assignment) {
     value = json::parse(text);
   } catch (const json::parse_error&) {
     value = text;  // a bare word: relu, data/x.csv, ...
+  } catch (const json::exception&) {
+    throw UsageError("override '" + assignment + "': the number is not finite in double precision");
   }
   set_path(j, key, value);
 }
@@ -123,7 +183,8 @@ class ObjectReader {
 
   bool has(const std::string& key) {
     known_.push_back(key);
-    return j_.contains(key) && !j_.at(key).is_null();
+    // A key set to null is present, not "use the default": it is reported as a wrong type.
+    return j_.contains(key);
   }
   const json& at(const std::string& key) const { return j_.at(key); }
   std::string path(const std::string& key) const { return path_ + "/" + key; }
@@ -148,7 +209,8 @@ class ObjectReader {
     const json& v = j_.at(key);
     if (!v.is_number()) fail(path(key), "expected a number, got " + type_name(v));
     const double d = v.get<double>();
-    if (!std::isfinite(d) || d < lo || d > hi || (lo_open && d == lo))
+    if (!std::isfinite(d)) fail(path(key), "expected a finite number");
+    if (d < lo || d > hi || (lo_open && d == lo))
       fail(path(key), "value " + v.dump() + " is out of range (expected " + (lo_open ? "> " : ">= ") +
                           fmt_num(lo) + " and <= " + fmt_num(hi) + ")");
     return d;
@@ -173,8 +235,10 @@ class ObjectReader {
       x = v.get<long long>();
     } else if (v.is_number_float()) {
       const double d = v.get<double>();
-      if (std::floor(d) != d || !std::isfinite(d)) fail(path, "expected an integer, got number " + v.dump());
-      if (d < double(lo) || d > double(hi))
+      if (!std::isfinite(d) || std::floor(d) != d) fail(path, "expected an integer, got number " + v.dump());
+      // Compare in double before converting: a double at or beyond 2^63 does not fit a
+      // long long, and converting it is undefined behaviour (double(LLONG_MAX) is 2^63).
+      if (d < double(lo) || d > double(hi) || d >= 9223372036854775808.0 || d < -9223372036854775808.0)
         fail(path, "value " + v.dump() + " is out of range (expected " + std::to_string(lo) + " to " +
                        std::to_string(hi) + ")");
       x = static_cast<long long>(d);

@@ -85,6 +85,9 @@ nlohmann::json parse_config_text(const std::string& text, const std::string& sou
 // (numbers, true/false, [..], {..}, "quoted"), else taken as a string. Throws UsageError.
 void apply_override(nlohmann::json& j, const std::string& assignment);
 
+// Byte offset of the first byte that is not valid UTF-8, or std::string::npos.
+size_t invalid_utf8_at(const std::string& s);
+
 // Sets a dotted path to a value (creating objects on the way).
 void set_path(nlohmann::json& j, const std::string& dotted, const nlohmann::json& value);
 

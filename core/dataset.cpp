@@ -1,8 +1,6 @@
 // dataset.cpp — peaks generator and CSV reader; see dataset.hpp.
 #include "dataset.hpp"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -10,6 +8,7 @@
 
 #include "errors.hpp"
 #include "fileio.hpp"
+#include "memcheck.hpp"
 
 namespace nntrain {
 
@@ -21,22 +20,18 @@ double peaks(double x, double y) {
 
 namespace {
 
-double physical_memory_bytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
-}
-
 void check_fits(double samples, int inputs, int outputs, const std::string& what) {
   // Inputs and targets, plus a copy of each that a backend keeps in its own layout.
   const double bytes = samples * (inputs + outputs) * sizeof(float) * 2.0;
-  const double mem = physical_memory_bytes();
-  if (samples > 2147483647.0 || (mem > 0 && bytes > 0.5 * mem)) {
-    std::ostringstream os;
+  std::ostringstream os;
+  os << what << " (" << static_cast<long long>(samples) << " samples)";
+  if (samples > 2147483647.0) {
     os.precision(3);
-    os << what << " has " << samples << " samples and would need " << bytes / (1 << 30)
-       << " GiB for the data alone; this machine has " << mem / (1 << 30) << " GiB of memory";
+    os << " would need " << bytes / double(1ull << 30) << " GiB for the data alone and has more samples than "
+       << "nntrain supports (2147483647)";
     throw UsageError(os.str());
   }
+  check_fits_in_memory(bytes, os.str() + ": the data alone");
 }
 
 }  // namespace
@@ -92,8 +87,14 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 
 Dataset load_csv(const std::string& path, const std::vector<std::string>& inputs,
                  const std::vector<std::string>& targets) {
-  const std::string text = read_file(path, "CSV data file");
-  std::istringstream in(text);
+  return parse_csv(read_file(path, "CSV data file"), path, inputs, targets);
+}
+
+Dataset parse_csv(const std::string& file_text, const std::string& path, const std::vector<std::string>& inputs,
+                  const std::vector<std::string>& targets) {
+  // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first column's name.
+  const bool bom = file_text.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  std::istringstream in(bom ? file_text.substr(3) : file_text);
   std::string line;
   size_t line_no = 0;
   std::vector<std::string> header;
@@ -104,6 +105,12 @@ Dataset load_csv(const std::string& path, const std::vector<std::string>& inputs
     break;
   }
   if (header.empty()) throw UsageError(path + ": empty CSV file (expected a header row)");
+  for (size_t c = 0; c < header.size(); ++c)
+    for (size_t k = 0; k < c; ++k)
+      if (header[k] == header[c] && !header[c].empty())
+        throw UsageError(path + ": line " + std::to_string(line_no) + ": column \"" + header[c] +
+                         "\" appears twice in the header (columns " + std::to_string(k + 1) + " and " +
+                         std::to_string(c + 1) + ")");
   auto find_col = [&](const std::string& name, const char* role) {
     for (size_t c = 0; c < header.size(); ++c)
       if (header[c] == name) return c;
@@ -137,6 +144,8 @@ Dataset load_csv(const std::string& path, const std::vector<std::string>& inputs
                          header[c] + "\"): \"" + f + "\" is not a finite number");
       return float(v);
     };
+    if (d.n == 2147483647)
+      throw UsageError(path + ": line " + std::to_string(line_no) + ": more rows than nntrain supports (2147483647)");
     for (size_t c : in_cols) d.x.push_back(parse(c));
     for (size_t c : out_cols) d.y.push_back(parse(c));
     ++d.n;

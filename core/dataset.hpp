@@ -28,6 +28,9 @@ Dataset make_peaks(int n1, int n2, double lo, double hi);
 // CSV with a header row; columns picked by name. Errors name the file, line and column.
 Dataset load_csv(const std::string& path, const std::vector<std::string>& inputs,
                  const std::vector<std::string>& targets);
+// The same on text already read; `path` is only for messages (and the CSV fuzzer).
+Dataset parse_csv(const std::string& file_text, const std::string& path, const std::vector<std::string>& inputs,
+                  const std::vector<std::string>& targets);
 
 // Builds the data set the config describes.
 Dataset load_dataset(const DataConfig& d);

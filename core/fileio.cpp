@@ -2,11 +2,13 @@
 #include "fileio.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -30,10 +32,41 @@ std::string read_file(const std::string& path, const std::string& what) {
   return ss.str();
 }
 
+namespace {
+
+// The temporary file of `target` written by process `pid`: hidden, next to the target (a
+// rename is atomic only within one file system), and named after its writer so that a later
+// write can tell a live writer's temp file from one a killed process left behind.
+std::string temp_prefix(const fs::path& target) { return "." + target.filename().string() + ".tmp."; }
+
+// Removes temp files of `target` whose writing process no longer exists (SIGKILL, power
+// loss, OOM kill). A temp file of a live process — another nntrain writing the same target
+// right now — is left alone; if a dead writer's pid has been reused we keep its file, which
+// errs on the safe side. Best effort: failures are ignored.
+void remove_stale_temps(const fs::path& dir, const fs::path& target) {
+  const std::string prefix = temp_prefix(target);
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = name.substr(prefix.size());  // "<pid>.XXXXXX"
+    const size_t dot = rest.find('.');
+    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot || dot > 9) continue;
+    const long pid = std::strtol(rest.substr(0, dot).c_str(), nullptr, 10);
+    if (pid <= 0 || pid == long(::getpid())) continue;
+    if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    std::error_code rm;
+    fs::remove(it->path(), rm);
+  }
+}
+
+}  // namespace
+
 void write_file_atomic(const std::string& path, const std::string& content) {
   const fs::path target(path);
+  if (!target.has_filename()) throw IoError("cannot write " + path + ": not a file name");
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  std::string tmpl = (dir / (temp_prefix(target) + std::to_string(::getpid()) + ".XXXXXX")).string();
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw IoError("cannot write " + path + ": " + std::strerror(errno));
   const char* p = content.data();
@@ -62,6 +95,13 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     ::unlink(tmpl.c_str());
     throw IoError("cannot write " + path + ": " + std::strerror(err));
   }
+  // The rename is durable once the directory entry is on disk.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  remove_stale_temps(dir, target);
 }
 
 void ensure_directory(const std::string& dir) {
@@ -97,6 +137,21 @@ void check_output_location(const std::string& dir) {
     throw UsageError("output path " + dir + ": " + p.string() + " exists and is not a directory");
   if (::access(p.c_str(), W_OK) != 0)
     throw UsageError("output path " + dir + ": " + p.string() + " is not writable");
+}
+
+}  // namespace nntrain
+
+namespace nntrain {
+
+void check_output_file(const std::string& file, const std::string& option) {
+  const fs::path p(file);
+  std::error_code ec;
+  if (!p.has_filename() || fs::is_directory(p, ec))
+    throw UsageError(option + " " + file + ": is a directory; give a file name, e.g. " +
+                     (p.has_filename() ? p : p.parent_path()).string() + "/model.json");
+  if (fs::exists(p, ec) && !fs::is_regular_file(p, ec))
+    throw UsageError(option + " " + file + ": exists and is not a regular file");
+  check_output_location(p.has_parent_path() ? p.parent_path().string() : ".");
 }
 
 }  // namespace nntrain

@@ -2,7 +2,9 @@
 //
 // Every result file is written to a temporary file in the same directory, flushed, fsynced
 // and renamed over the target, so a crash or a kill leaves either the old file or the new
-// one, never half of one.
+// one, never half of one. A process killed mid-write leaves its temporary file behind
+// (hidden: ".<name>.tmp.<pid>.XXXXXX"); nntrain never reads such files, and the next
+// successful write of the same target removes those whose writer no longer runs.
 #pragma once
 
 #include <string>
@@ -26,5 +28,9 @@ std::string make_numbered_run_dir(const std::string& parent);
 // Checks, without creating anything, that `dir` could be created or written to; throws
 // UsageError naming the path otherwise. Used before training so a bad --out fails fast.
 void check_output_location(const std::string& dir);
+
+// The same for an output file given by `option` (e.g. "--save-model"): UsageError if it is a
+// directory (or ends in '/'), exists as a non-regular file, or its folder cannot be written.
+void check_output_file(const std::string& file, const std::string& option);
 
 }  // namespace nntrain

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "config.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
 #include "rng.hpp"
@@ -75,6 +76,12 @@ bool parse_init(const std::string& name, Init& out) {
   return true;
 }
 
+bool all_finite(const Params& p) {
+  for (float v : p.values)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
 std::string model_to_json_string(const Params& p) {
   // Written by hand rather than through json::dump so floats print with the shortest
   // repr that round-trips (max_digits10) and the W rows stay one per line.
@@ -101,6 +108,8 @@ std::string model_to_json_string(const Params& p) {
 }
 
 void save_model(const Params& p, const std::string& path) {
+  if (!all_finite(p))
+    throw IoError("refusing to write " + path + ": the weights contain NaN or Inf (JSON cannot hold them)");
   write_file_atomic(path, model_to_json_string(p));
 }
 
@@ -112,26 +121,22 @@ namespace {
 float read_float(const json& v, const std::string& file, const std::string& where) {
   if (!v.is_number()) model_error(file, where, "expected a number");
   const double d = v.get<double>();
-  if (!std::isfinite(d)) model_error(file, where, "not a finite number");
+  if (!std::isfinite(d) || std::fabs(d) > 3.4028234663852886e38)
+    model_error(file, where, "not a finite float32 number");
   return static_cast<float>(d);
 }
 }  // namespace
 
 Params load_model(const std::string& path) {
   const std::string text = read_file(path, "model file");
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw UsageError(path + ": malformed JSON: " + e.what());
-  }
+  const json j = parse_config_text(text, path);  // UsageError with line and column
   if (!j.is_object()) model_error(path, "/", "expected an object");
-  if (!j.contains("format") || j["format"] != "nntrain-mlp")
+  if (!j.contains("format") || j.at("format") != "nntrain-mlp")
     model_error(path, "/format", "expected \"nntrain-mlp\"");
-  if (!j.contains("version") || j["version"] != 1) model_error(path, "/version", "expected 1");
-  if (!j.contains("layers") || !j["layers"].is_array() || j["layers"].empty())
+  if (!j.contains("version") || j.at("version") != 1) model_error(path, "/version", "expected 1");
+  if (!j.contains("layers") || !j.at("layers").is_array() || j.at("layers").empty())
     model_error(path, "/layers", "expected a non-empty array");
-  const json& layers = j["layers"];
+  const json& layers = j.at("layers");
   ModelSpec spec;
   for (size_t l = 0; l < layers.size(); ++l) {
     const std::string at = "/layers/" + std::to_string(l);
@@ -150,6 +155,23 @@ Params load_model(const std::string& path) {
                   "is " + std::to_string(in) + " but the previous layer has " + std::to_string(spec.widths.back()) +
                       " outputs");
     spec.widths.push_back(out);
+    // Shapes are checked against the arrays in the file before anything is allocated, so a
+    // file claiming "in": 1000000 with three numbers in W is an error, not a 4 TB allocation.
+    const json& W = L["W"];
+    if (!W.is_array() || W.size() != size_t(out))
+      model_error(path, at + "/W",
+                  "expected " + std::to_string(out) + " rows (\"out\"), got " +
+                      (W.is_array() ? std::to_string(W.size()) : std::string("no array")));
+    for (int r = 0; r < out; ++r)
+      if (!W[r].is_array() || W[r].size() != size_t(in))
+        model_error(path, at + "/W/" + std::to_string(r),
+                    "expected " + std::to_string(in) + " values (\"in\"), got " +
+                        (W[r].is_array() ? std::to_string(W[r].size()) : std::string("no array")));
+    const json& b = L["b"];
+    if (!b.is_array() || b.size() != size_t(out))
+      model_error(path, at + "/b",
+                  "expected " + std::to_string(out) + " values (\"out\"), got " +
+                      (b.is_array() ? std::to_string(b.size()) : std::string("no array")));
     Activation a;
     if (!L["activation"].is_string() || !parse_activation(L["activation"].get<std::string>(), a))
       model_error(path, at + "/activation", "unknown activation");
@@ -166,18 +188,11 @@ Params load_model(const std::string& path) {
     const std::string at = "/layers/" + std::to_string(l);
     const json& W = layers[l]["W"];
     const int in = spec.in(int(l)), out = spec.out(int(l));
-    if (!W.is_array() || W.size() != size_t(out))
-      model_error(path, at + "/W", "expected " + std::to_string(out) + " rows");
-    for (int r = 0; r < out; ++r) {
-      if (!W[r].is_array() || W[r].size() != size_t(in))
-        model_error(path, at + "/W/" + std::to_string(r), "expected " + std::to_string(in) + " values");
+    for (int r = 0; r < out; ++r)
       for (int c = 0; c < in; ++c)
         p.W(int(l))[size_t(r) * in + c] =
             read_float(W[r][c], path, at + "/W/" + std::to_string(r) + "/" + std::to_string(c));
-    }
     const json& b = layers[l]["b"];
-    if (!b.is_array() || b.size() != size_t(out))
-      model_error(path, at + "/b", "expected " + std::to_string(out) + " values");
     for (int r = 0; r < out; ++r) p.b(int(l))[r] = read_float(b[r], path, at + "/b/" + std::to_string(r));
   }
   return p;

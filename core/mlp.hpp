@@ -53,10 +53,13 @@ bool parse_activation(const std::string& name, Activation& out);
 const char* init_name(Init i);
 bool parse_init(const std::string& name, Init& out);
 
-// model.json (DESIGN §4). save writes atomically; load throws UsageError naming the file
+// model.json (DESIGN §4). save writes atomically and refuses non-finite weights (IoError);
+// load checks every shape against the file before allocating, and throws UsageError naming the file
 // and the JSON path of what is wrong.
 void save_model(const Params& p, const std::string& path);
 Params load_model(const std::string& path);
 std::string model_to_json_string(const Params& p);
+// False if any weight or bias is NaN or Inf (such a model is never written).
+bool all_finite(const Params& p);
 
 }  // namespace nntrain

@@ -92,6 +92,12 @@ RunResult run_training(const Config& cfg, const Dataset& data, const Params& ini
       r.epochs_done = r.diverged_epoch ? r.diverged_epoch : done;
       r.losses.assign(curve.begin(), curve.begin() + r.epochs_done);
       r.final_params = backend->params();
+      // Finite losses but NaN/Inf weights: the last update blew up (the loss recorded is the
+      // one before it). That is divergence at the last epoch done.
+      if (!r.diverged_epoch && r.epochs_done > 0 && !all_finite(r.final_params)) {
+        r.diverged_epoch = r.epochs_done;
+        r.weights_nonfinite = true;
+      }
     } else if (!std::equal(r.losses.begin(), r.losses.end(), curve.begin(),
                            [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; })) {
       r.nondeterministic = true;

@@ -34,6 +34,7 @@ struct RunResult {
   SetupReport setup;         // the backend's own breakdown
   Params final_params;
   int diverged_epoch = 0;    // 1-based epoch of the first NaN/Inf loss; 0 if none
+  bool weights_nonfinite = false;  // diverged because the last update made weights NaN/Inf
   bool interrupted = false;
   bool nondeterministic = false;  // a repeat's curve differed from the first
   std::string status() const {

@@ -1,0 +1,393 @@
+// test_bad_input.cpp — the bad-input matrix: every way a sweep script can hand nntrain a bad
+// config, override, flag, data file, initial model or output path. Each case runs the binary
+// and must give exit 2, a one-line error that names the place (JSON path, file, line), and
+// write nothing: no --out folder, no numbered run folder, no --save-model file.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.hpp"
+#include "memcheck.hpp"
+
+using namespace testutil;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Case {
+  std::string name;
+  std::string config;  // config file text; "" = configs/peaks.json (or whatever `args` names)
+  std::string args;    // extra arguments; {D} is replaced by the case folder
+  std::vector<std::string> expect;  // substrings that must all be on one line of stderr
+};
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);
+  return s;
+}
+
+// The line of `err` that holds every expected substring, or "" when none does.
+bool one_line_has_all(const std::string& err, const std::vector<std::string>& expect) {
+  std::istringstream in(err);
+  std::string line;
+  while (std::getline(in, line)) {
+    bool all = true;
+    for (const auto& e : expect) all = all && line.find(e) != std::string::npos;
+    if (all) return true;
+  }
+  return false;
+}
+
+std::string model_json(const std::string& layers) {
+  return R"({"format": "nntrain-mlp", "version": 1, "layers": )" + layers + "}";
+}
+
+// A valid 2-3-1 model's layers, for --init-model cases.
+const std::string kLayer0 = R"({"in": 2, "out": 3, "activation": "relu", "W": [[1,2],[3,4],[5,6]], "b": [0,0,0]})";
+const std::string kLayer1 = R"({"in": 3, "out": 1, "activation": "identity", "W": [[1,2,3]], "b": [0]})";
+
+void run_cases(const std::vector<Case>& cases, const std::string& root) {
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const std::string dir = root + "/" + c.name;
+    fs::create_directories(dir);
+    std::string args;
+    if (!c.config.empty()) args = "--config '" + write_text(dir + "/config.json", c.config) + "'";
+    else if (c.args.find("--config") == std::string::npos) args = "--config configs/peaks.json";
+    args += " " + replace_all(c.args, "{D}", dir);
+    // Half the cases name --out, half let nntrain number a run folder under output.dir.
+    const std::string out = dir + "/out", numbered = dir + "/numbered", saved = dir + "/saved.json";
+    if (c.args.find("--out") == std::string::npos) args += i % 2 ? " --out '" + out + "'" : "";
+    if (c.args.find("--save-model") == std::string::npos) args += " --save-model '" + saved + "'";
+    args += " --quiet";
+    if (c.args.find("output.dir=") == std::string::npos) args += " output.dir='" + numbered + "'";
+    const auto r = run_nntrain(args);
+    INFO("case " << c.name << "\n  args: " << args << "\n  stderr: " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(one_line_has_all(r.err, c.expect));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') <= 2);  // CLI11's errors add a --help hint
+    CHECK(r.out.empty());
+    CHECK_FALSE(fs::exists(out));
+    CHECK_FALSE(fs::exists(numbered));
+    CHECK_FALSE(fs::exists(saved));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("bad input matrix: malformed and truncated JSON", "[bad_input]") {
+  const std::string root = fresh_dir("bad_json");
+  run_cases({
+                {"syntax", "{\"seed\": 1,, }", "", {"config.json", "malformed JSON at line 1, column 12"}},
+                {"truncated", "{\n \"model\": {\"layers\": [2, 20", "", {"config.json", "malformed JSON at line 2"}},
+                {"empty_file", "  \n", "", {"config.json", "malformed JSON"}},
+                {"trailing_garbage", "{} {}", "", {"config.json", "malformed JSON at line 1"}},
+                {"comment", "// peaks\n{}", "", {"config.json", "malformed JSON at line 1"}},
+                {"not_utf8", "{\"name\": \"caf\xe9\"}", "", {"config.json", "malformed JSON", "UTF-8"}},
+                {"top_level_array", "[1, 2]", "", {"config.json", "expected a JSON object"}},
+                {"top_level_string", "\"peaks\"", "", {"config.json", "expected a JSON object"}},
+                {"nul_byte", std::string("{\"seed\": 1\0}", 12), "", {"config.json", "malformed JSON"}},
+            },
+            root);
+  fs::remove_all(root);
+}
+
+TEST_CASE("bad input matrix: wrong types at every level", "[bad_input]") {
+  const std::string root = fresh_dir("bad_types");
+  run_cases({
+                {"name_number", R"({"name": 5})", "", {"/name", "expected a string"}},
+                {"seed_string", R"({"seed": "1"})", "", {"/seed", "expected an integer"}},
+                {"seed_null", R"({"seed": null})", "", {"/seed", "null"}},
+                {"data_number", R"({"data": 5})", "", {"/data", "expected an object"}},
+                {"grid_string", R"({"data": {"grid": "big"}})", "", {"/data/grid", "expected an integer"}},
+                {"grid_elem", R"({"data": {"grid": [10, "x"]}})", "", {"/data/grid/1"}},
+                {"grid_float", R"({"data": {"grid": 10.5}})", "", {"/data/grid", "integer"}},
+                {"range_elem", R"({"data": {"range": [0, "3"]}})", "", {"/data/range"}},
+                {"inputs_string", R"({"data": {"csv": "d.csv", "inputs": "x1", "targets": ["y"]}})", "",
+                 {"/data/inputs", "array of column names"}},
+                {"model_array", R"({"model": []})", "", {"/model", "expected an object"}},
+                {"layers_string", R"({"model": {"layers": "2,20,1"}})", "", {"/model/layers", "array"}},
+                {"layer_float", R"({"model": {"layers": [2, 20.5, 1]}})", "", {"/model/layers/1", "integer"}},
+                {"layer_bool", R"({"model": {"layers": [2, true, 1]}})", "", {"/model/layers/1", "boolean"}},
+                {"activation_number", R"({"model": {"activation": 3}})", "", {"/model/activation", "string"}},
+                {"loss_object", R"({"loss": {}})", "", {"/loss", "expected a string"}},
+                {"lr_string", R"({"optimizer": {"lr": "fast"}})", "", {"/optimizer/lr", "expected a number"}},
+                {"lr_bool", R"({"optimizer": {"lr": true}})", "", {"/optimizer/lr", "expected a number"}},
+                {"optimizer_list", R"({"optimizer": ["adam"]})", "", {"/optimizer", "expected an object"}},
+                {"epochs_string", R"({"train": {"epochs": "10"}})", "", {"/train/epochs", "integer"}},
+                {"shuffle_string", R"({"train": {"shuffle": "yes"}})", "", {"/train/shuffle", "true or false"}},
+                {"batch_null", R"({"train": {"batch_size": null}})", "", {"/train/batch_size", "null"}},
+                {"device_array", R"({"device": ["cpu"]})", "", {"/device", "expected a string"}},
+                {"timing_bool", R"({"timing": true})", "", {"/timing", "expected an object"}},
+                {"threads_float", R"({"cpu": {"threads": 1.5}})", "", {"/cpu/threads", "integer"}},
+                {"gpu_path_number", R"({"gpu": {"path": 1}})", "", {"/gpu/path", "string"}},
+                {"output_dir_number", R"({"output": {"dir": 5}})", "output.dir=6", {"/output/dir", "string"}},
+            },
+            root);
+  fs::remove_all(root);
+}
+
+TEST_CASE("bad input matrix: unknown and misspelt keys", "[bad_input]") {
+  const std::string root = fresh_dir("bad_keys");
+  run_cases({
+                {"root_misspelt", R"({"optimiser": {}})", "", {"/optimiser", "did you mean \"optimizer\""}},
+                {"nested_misspelt", R"({"train": {"epoch": 5}})", "", {"/train/epoch", "did you mean \"epochs\""}},
+                {"model_misspelt", R"({"model": {"layer": [2, 1]}})", "", {"/model/layer", "did you mean \"layers\""}},
+                {"unknown_root", R"({"colour": "red"})", "", {"/colour", "unknown key"}},
+                {"unknown_far", R"({"data": {"zzzzzzzz": 1}})", "", {"/data/zzzzzzzz", "valid keys here"}},
+                {"unknown_override", "", "optimizer.momentum=0.9", {"/optimizer/momentum", "unknown key"}},
+                {"case_matters", R"({"Seed": 1})", "", {"/Seed", "did you mean \"seed\""}},
+            },
+            root);
+  fs::remove_all(root);
+}
+
+TEST_CASE("bad input matrix: out-of-range values", "[bad_input]") {
+  const std::string root = fresh_dir("bad_range");
+  // A grid whose data alone exceeds what this machine allows (half its memory, or the
+  // 2^31-1 sample limit on a big machine): refused before allocating, with the size.
+  const double mem = nntrain::memory_limit_bytes();
+  const long long side = std::min<long long>(1 << 20, (long long)std::ceil(std::sqrt(0.5 * mem / 24.0)) + 16);
+  const std::string wide(40 * 7, ' ');
+  std::string huge_layers = "[2";
+  for (int i = 0; i < 40; ++i) huge_layers += ", 65536";
+  huge_layers += ", 1]";
+  run_cases({
+                {"epochs_negative", R"({"train": {"epochs": -1}})", "", {"/train/epochs", "out of range"}},
+                {"epochs_huge", R"({"train": {"epochs": 10000000000}})", "", {"/train/epochs", "out of range"}},
+                {"epochs_beyond_2p64", R"({"train": {"epochs": 100000000000000000000}})", "",
+                 {"/train/epochs", "out of range"}},
+                {"lr_zero", R"({"optimizer": {"lr": 0}})", "", {"/optimizer/lr", "out of range"}},
+                {"lr_negative", R"({"optimizer": {"lr": -0.01}})", "", {"/optimizer/lr", "out of range"}},
+                {"lr_huge", R"({"optimizer": {"lr": 1e300}})", "", {"/optimizer/lr", "out of range"}},
+                {"lr_overflow", "{\n  \"optimizer\": {\"lr\": 1e400}}", "", {"config.json", "line 2, column 23", "1e400", "not finite"}},
+                {"lr_overflow_override", "", "optimizer.lr=-1e400", {"optimizer.lr=-1e400", "not finite"}},
+                {"beta1_one", R"({"optimizer": {"beta1": 1.0}})", "", {"/optimizer/beta1"}},
+                {"eps_zero", R"({"optimizer": {"eps": 0}})", "", {"/optimizer/eps"}},
+                {"batch_larger_than_data", R"({"data": {"grid": 10}, "train": {"batch_size": 101}})", "",
+                 {"/train/batch_size", "101", "100 samples"}},
+                {"batch_negative", R"({"train": {"batch_size": -5}})", "", {"/train/batch_size"}},
+                {"width_zero", R"({"model": {"layers": [2, 0, 1]}})", "", {"/model/layers/1", "out of range"}},
+                {"width_absurd", R"({"model": {"layers": [2, 1000000000, 1]}})", "", {"/model/layers/1", "out of range"}},
+                {"one_layer", R"({"model": {"layers": [2]}})", "", {"/model/layers", "at least 2"}},
+                {"network_too_big", R"({"data": {"grid": 4}, "model": {"layers": )" + huge_layers + "}}", "",
+                 {"/model/layers", "parameters", "would need", "GiB"}},
+                {"grid_side_limit", R"({"data": {"grid": 2000000}})", "", {"/data/grid", "out of range"}},
+                {"grid_too_big_for_memory",
+                 R"({"data": {"grid": [)" + std::to_string(side) + ", " + std::to_string(side) + "]}}", "",
+                 {"/data/grid", "would need", "GiB"}},
+                {"grid_zero", R"({"data": {"grid": [0, 10]}})", "", {"/data/grid/0"}},
+                {"range_reversed", R"({"data": {"range": [3, -3]}})", "", {"/data/range", "low < high"}},
+                {"range_infinite", R"({"data": {"range": [-1e400, 3]}})", "", {"config.json", "-1e400", "not finite"}},
+                {"seed_negative", R"({"seed": -1})", "", {"/seed", "out of range"}},
+                {"seed_2p63", R"({"seed": 9223372036854775808})", "", {"/seed", "out of range"}},
+                {"seed_2p63_float", R"({"seed": 9223372036854775808.0})", "", {"/seed", "out of range"}},
+                {"seed_2p64", R"({"seed": 18446744073709551616})", "", {"/seed", "out of range"}},
+                {"repeats_zero", R"({"timing": {"repeats": 0}})", "", {"/timing/repeats"}},
+                {"threads_negative", R"({"cpu": {"threads": -1}})", "", {"/cpu/threads"}},
+                {"name_empty", R"({"name": ""})", "", {"/name", "must not be empty"}},
+                {"bad_choice", R"({"model": {"activation": "rleu"}})", "", {"/model/activation", "did you mean \"relu\""}},
+                {"loss_unknown", R"({"loss": "mae"})", "", {"/loss", "mse"}},
+                {"device_unknown", R"({"device": "tpu"})", "", {"/device", "cpu, gpu, both"}},
+            },
+            root);
+  fs::remove_all(root);
+}
+
+TEST_CASE("bad input matrix: mismatched input and output widths", "[bad_input]") {
+  const std::string root = fresh_dir("bad_widths");
+  fs::create_directories(root);
+  write_text(root + "/d.csv", "a,b,c,y\n1,2,3,4\n5,6,7,8\n");
+  const std::string csv = root + "/d.csv";
+  run_cases({
+                {"peaks_inputs", R"({"model": {"layers": [3, 20, 1]}})", "", {"/model/layers/0", "2 inputs"}},
+                {"peaks_outputs", R"({"model": {"layers": [2, 20, 2]}})", "", {"/model/layers/2", "1 target"}},
+                {"csv_inputs",
+                 R"({"data": {"csv": ")" + csv + R"(", "inputs": ["a", "b", "c"], "targets": ["y"]}, "model": {"layers": [2, 4, 1]}})",
+                 "", {"/model/layers/0", "3 inputs"}},
+                {"csv_targets",
+                 R"({"data": {"csv": ")" + csv + R"(", "inputs": ["a", "b"], "targets": ["c", "y"]}, "model": {"layers": [2, 4, 1]}})",
+                 "", {"/model/layers/2", "2 targets"}},
+                {"csv_target_is_input",
+                 R"({"data": {"csv": ")" + csv + R"(", "inputs": ["a", "y"], "targets": ["y"]}})", "",
+                 {"/data/targets", "both an input and a target"}},
+                {"override_layers", "", "model.layers=[2,8,3]", {"/model/layers/2"}},
+            },
+            root);
+  fs::remove_all(root);
+}
+
+TEST_CASE("bad input matrix: CSV data files", "[bad_input][csv]") {
+  const std::string root = fresh_dir("bad_csv");
+  fs::create_directories(root);
+  auto cfg = [&](const std::string& file, const std::string& text) {
+    if (!text.empty() || file == "empty.csv") write_text(root + "/" + file, text);
+    return R"({"data": {"csv": ")" + root + "/" + file +
+           R"(", "inputs": ["x1", "x2"], "targets": ["y"]}, "model": {"layers": [2, 4, 1]}})";
+  };
+  fs::create_directories(root + "/dir.csv");
+  std::vector<Case> cases = {
+      {"missing_column", cfg("missing.csv", "x1,y\n1,2\n"), "", {"missing.csv", "line 1", "no input column \"x2\""}},
+      {"missing_target", cfg("notarget.csv", "x1,x2,z\n1,2,3\n"), "", {"notarget.csv", "no target column \"y\""}},
+      {"ragged_short", cfg("short.csv", "x1,x2,y\n1,2,3\n4,5\n"), "", {"short.csv", "line 3", "expected 3 fields", "got 2"}},
+      {"ragged_long", cfg("long.csv", "x1,x2,y\n1,2,3,4\n"), "", {"long.csv", "line 2", "got 4"}},
+      {"not_a_number", cfg("word.csv", "x1,x2,y\n1,2,3\n1,abc,3\n"), "",
+       {"word.csv", "line 3, column 2", "\"x2\"", "not a finite number"}},
+      {"trailing_junk", cfg("junk.csv", "x1,x2,y\n1,2,3x\n"), "", {"junk.csv", "line 2, column 3"}},
+      {"empty_field", cfg("hole.csv", "x1,x2,y\n1,,3\n"), "", {"hole.csv", "line 2, column 2"}},
+      {"nan", cfg("nan.csv", "x1,x2,y\n1,2,3\n1,2,nan\n"), "", {"nan.csv", "line 3, column 3", "not a finite"}},
+      {"inf", cfg("inf.csv", "x1,x2,y\n-inf,2,3\n"), "", {"inf.csv", "line 2, column 1"}},
+      {"float_overflow", cfg("big.csv", "x1,x2,y\n1,1e39,3\n"), "", {"big.csv", "line 2, column 2"}},
+      {"double_overflow", cfg("huge.csv", "x1,x2,y\n1,1e999,3\n"), "", {"huge.csv", "line 2, column 2"}},
+      {"empty_file", cfg("empty.csv", ""), "", {"empty.csv", "empty CSV file"}},
+      {"blank_lines_only", cfg("blank.csv", "\n  \n\r\n"), "", {"blank.csv", "empty CSV file"}},
+      {"header_only", cfg("header.csv", "x1,x2,y\n"), "", {"header.csv", "no data rows"}},
+      {"duplicate_header", cfg("dup.csv", "x1,x2,x1,y\n1,2,3,4\n"), "", {"dup.csv", "\"x1\" appears twice"}},
+      {"binary", cfg("bin.csv", std::string("x1,x2,y\n\x01\x02,\0,3\n", 16)), "", {"bin.csv", "line 2, column 1"}},
+      {"not_found", cfg("nope.csv", ""), "", {"CSV data file not found", "nope.csv"}},
+      {"is_directory", cfg("dir.csv", ""), "", {"dir.csv", "is a directory"}},
+  };
+  // chmod 000 blocks reading only for an unprivileged user; as root (CI containers) the file
+  // stays readable, and the directory case above is the unreadable-path check that remains.
+  const std::string locked = root + "/locked.csv";
+  write_text(locked, "x1,x2,y\n1,2,3\n");
+  ::chmod(locked.c_str(), 0);
+  if (!std::ifstream(locked)) {
+    cases.push_back({"unreadable", cfg("locked.csv", ""), "", {"cannot read", "locked.csv"}});
+  } else {
+    WARN("running as root: chmod 000 does not block reads, the unreadable-CSV case is not run");
+  }
+  run_cases(cases, root);
+  ::chmod(locked.c_str(), 0644);
+  fs::remove_all(root);
+}
+
+TEST_CASE("bad input matrix: config file path, overrides and flags", "[bad_input]") {
+  const std::string root = fresh_dir("bad_args");
+  fs::create_directories(root + "/confdir");
+  const std::string locked = write_text(root + "/locked.json", "{}");
+  ::chmod(locked.c_str(), 0);
+  std::vector<Case> cases = {
+      {"config_missing", "", "--config does/not/exist.json", {"config file not found", "does/not/exist.json"}},
+      {"config_directory", "", "--config {D}/../confdir", {"config file", "is a directory", "confdir"}},
+      {"override_not_a_number", "", "optimizer.lr=abc", {"/optimizer/lr", "string \"abc\""}},
+      {"override_not_utf8", "", "'name=caf\xe9'", {"override", "not valid UTF-8", "byte 9"}},
+      {"override_key_not_utf8", "", "'\xff\xfe=1'", {"override", "not valid UTF-8", "byte 1"}},
+      {"override_beyond_2p64", "", "train.epochs=99999999999999999999", {"/train/epochs", "out of range"}},
+      {"override_seed_2p64", "", "seed=18446744073709551615", {"/seed", "out of range"}},
+      {"override_no_equals", "", "train.epochs", {"train.epochs", "key.path=value"}},
+      {"override_empty_key", "", "=5", {"key.path=value"}},
+      {"override_empty_component", "", "train..epochs=5", {"empty component"}},
+      {"override_through_number", "", "train.epochs=5 train.epochs.x=1", {"/train/epochs", "not an object"}},
+      {"override_null", "", "optimizer.lr=null", {"/optimizer/lr", "null"}},
+      {"flag_epochs_negative", "", "--epochs -5", {"/train/epochs", "-5"}},
+      {"flag_epochs_word", "", "--epochs many", {"--epochs"}},
+      {"flag_batch_beyond_int", "", "--batch-size 99999999999", {"/train/batch_size", "out of range"}},
+      {"flag_lr_zero", "", "--lr 0", {"/optimizer/lr"}},
+      {"flag_device", "", "--device tpu", {"--device", "tpu"}},
+      {"flag_threads", "", "--threads 5000", {"/cpu/threads"}},
+      {"flag_unknown", "", "--epochz 5", {"--epochz"}},
+  };
+  if (!std::ifstream(locked))
+    cases.push_back({"config_unreadable", "", "--config " + locked, {"cannot read config file", "locked.json"}});
+  else
+    WARN("running as root: chmod 000 does not block reads, the unreadable-config case is not run");
+  run_cases(cases, root);
+  ::chmod(locked.c_str(), 0644);
+  fs::remove_all(root);
+}
+
+TEST_CASE("bad input matrix: init-model files", "[bad_input][model]") {
+  const std::string root = fresh_dir("bad_model");
+  fs::create_directories(root);
+  auto model = [&](const std::string& name, const std::string& text) {
+    return "model.layers=[2,3,1] --init-model '" + write_text(root + "/" + name + ".model.json", text) + "'";
+  };
+  const std::string good_w1 = R"({"in": 3, "out": 1, "activation": "identity", "W": [[1,2,3]], "b": [0]})";
+  run_cases({
+                {"model_missing", "", "model.layers=[2,3,1] --init-model {D}/none.json", {"model file not found"}},
+                {"model_malformed", "", model("malformed", "{\"format\": "), {"malformed.model.json", "malformed JSON"}},
+                {"model_empty", "", model("empty", ""), {"empty.model.json", "malformed JSON"}},
+                {"model_array", "", model("array", "[]"), {"array.model.json", "expected an object"}},
+                {"model_format", "", model("format", R"({"format": "onnx", "version": 1, "layers": []})"),
+                 {"format.model.json", "/format", "nntrain-mlp"}},
+                {"model_version", "", model("version", R"({"format": "nntrain-mlp", "version": 2, "layers": []})"),
+                 {"version.model.json", "/version"}},
+                {"model_no_layers", "", model("nolayers", model_json("[]")), {"nolayers.model.json", "/layers"}},
+                {"model_shape_vs_config", "", "--init-model '" + write_text(root + "/shape.model.json", model_json("[" + kLayer0 + "," + kLayer1 + "]")) + "'",
+                 {"shape.model.json", "[2,3,1]", "do not match config /model/layers", "[2,20,5,1]"}},
+                {"model_rows", "", model("rows", model_json(R"([{"in": 2, "out": 3, "activation": "relu", "W": [[1,2],[3,4]], "b": [0,0,0]}, )" + kLayer1 + "]")),
+                 {"rows.model.json", "/layers/0/W", "expected 3 rows", "got 2"}},
+                {"model_row_length", "", model("cols", model_json(R"([{"in": 2, "out": 3, "activation": "relu", "W": [[1,2],[3,4],[5]], "b": [0,0,0]}, )" + kLayer1 + "]")),
+                 {"cols.model.json", "/layers/0/W/2", "expected 2 values"}},
+                {"model_bias", "", model("bias", model_json(R"([{"in": 2, "out": 3, "activation": "relu", "W": [[1,2],[3,4],[5,6]], "b": [0]}, )" + kLayer1 + "]")),
+                 {"bias.model.json", "/layers/0/b", "expected 3 values"}},
+                {"model_claims_huge", "", model("huge", model_json(R"([{"in": 1048576, "out": 1048576, "activation": "relu", "W": [[1]], "b": [0]}])")),
+                 {"huge.model.json", "/layers/0/W", "expected 1048576 rows", "got 1"}},
+                {"model_in_beyond_2p63", "", model("in2p63", model_json(R"([{"in": 9223372036854775808, "out": 1, "activation": "relu", "W": [[1]], "b": [0]}])")),
+                 {"in2p63.model.json", "/layers/0/in", "positive integer"}},
+                {"model_chain", "", model("chain", model_json("[" + kLayer0 + R"(, {"in": 4, "out": 1, "activation": "identity", "W": [[1,2,3,4]], "b": [0]}])")),
+                 {"chain.model.json", "/layers/1/in", "previous layer has 3"}},
+                {"model_string_weight", "", model("strw", model_json(R"([{"in": 2, "out": 3, "activation": "relu", "W": [[1,2],[3,"x"],[5,6]], "b": [0,0,0]}, )" + good_w1 + "]")),
+                 {"strw.model.json", "/layers/0/W/1/1", "expected a number"}},
+                {"model_float_overflow", "", model("f32", model_json(R"([{"in": 2, "out": 3, "activation": "relu", "W": [[1,2],[3,1e39],[5,6]], "b": [0,0,0]}, )" + good_w1 + "]")),
+                 {"f32.model.json", "/layers/0/W/1/1", "finite float32"}},
+                {"model_activation", "", model("act", model_json(R"([{"in": 2, "out": 3, "activation": "swish", "W": [[1,2],[3,4],[5,6]], "b": [0,0,0]}, )" + good_w1 + "]")),
+                 {"act.model.json", "/layers/0/activation"}},
+                {"model_activation_vs_config", "", model("actcfg", model_json(R"([{"in": 2, "out": 3, "activation": "tanh", "W": [[1,2],[3,4],[5,6]], "b": [0,0,0]}, )" + good_w1 + "]")),
+                 {"actcfg.model.json", "hidden activation tanh", "/model/activation relu"}},
+                {"model_missing_key", "", model("nokey", model_json(R"([{"in": 2, "out": 3, "activation": "relu", "W": [[1,2],[3,4],[5,6]]}, )" + good_w1 + "]")),
+                 {"nokey.model.json", "/layers/0", "missing \"b\""}},
+            },
+            root);
+  fs::remove_all(root);
+}
+
+TEST_CASE("bad input matrix: unwritable outputs", "[bad_input][output]") {
+  const std::string root = fresh_dir("bad_out");
+  fs::create_directories(root + "/existing_dir");
+  write_text(root + "/a_file", "x");
+  run_cases({
+                {"out_under_file", "", "--out " + root + "/a_file/run", {"output path", "a_file", "not a directory"}},
+                {"out_is_file", "", "--out " + root + "/a_file", {"output path", "a_file", "not a directory"}},
+                {"outdir_under_file", "", "output.dir=" + root + "/a_file/runs", {"a_file", "not a directory"}},
+                {"save_model_directory", "", "--save-model " + root + "/existing_dir", {"--save-model", "existing_dir", "is a directory"}},
+                {"save_model_trailing_slash", "", "--save-model " + root + "/new_dir/", {"--save-model", "new_dir/", "is a directory"}},
+                {"save_model_under_file", "", "--save-model " + root + "/a_file/m.json", {"a_file", "not a directory"}},
+            },
+            root);
+  // The files that were there are untouched.
+  CHECK(slurp(root + "/a_file") == "x");
+  CHECK(fs::is_empty(root + "/existing_dir"));
+  fs::remove_all(root);
+}
+
+TEST_CASE("bad input matrix: predict", "[bad_input][predict]") {
+  const std::string root = fresh_dir("bad_predict");
+  fs::create_directories(root);
+  const std::string m = write_text(root + "/m.json", model_json("[" + kLayer0 + "," + kLayer1 + "]"));
+  const std::string in_ok = write_text(root + "/in.csv", "x1,x2\n1,2\n");
+  const std::string in_bad = write_text(root + "/bad.csv", "x1,x2\n1,two\n");
+  struct P {
+    std::string args;
+    std::vector<std::string> expect;
+  };
+  const std::string out = root + "/pred.csv";
+  for (const P& p : std::vector<P>{
+           {"--model " + root + "/none.json --input " + in_ok, {"model file not found"}},
+           {"--model " + in_ok + " --input " + in_ok, {"in.csv", "malformed JSON"}},
+           {"--model " + m + " --input " + in_bad, {"bad.csv", "line 2, column 2"}},
+           {"--model " + m + " --input " + root + "/none.csv", {"none.csv", "not found"}},
+       }) {
+    const auto r = run_nntrain("predict " + p.args + " --output " + out);
+    INFO(p.args << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(one_line_has_all(r.err, p.expect));
+    CHECK_FALSE(fs::exists(out));
+  }
+  fs::remove_all(root);
+}
