@@ -25,7 +25,12 @@ int guarded(const std::function<int()>& body) {
     fmt::print(stderr, "nntrain: error: out of host memory\n");
     return kExitInternal;
   } catch (const std::exception& e) {
+    // Anything else — a CUDA/cuBLAS failure mid-run included — is exit 1. Files already
+    // written are complete (atomic writes); the run's results are not written.
     fmt::print(stderr, "nntrain: internal error: {}\n", e.what());
+    return kExitInternal;
+  } catch (...) {
+    fmt::print(stderr, "nntrain: internal error: unknown exception\n");
     return kExitInternal;
   }
 }

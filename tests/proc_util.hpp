@@ -41,14 +41,15 @@ inline pid_t spawn(const std::vector<std::string>& argv, const std::string& cwd,
   ::_exit(127);
 }
 
-// The exit status as a shell reports it (128 + signal when killed), or -1 if the process was
-// still running after `timeout_s` (it is then SIGKILLed and reaped).
+// The exit status, 256 + the signal number when a signal killed it (so a process that
+// died of SIGINT is not mistaken for one that exited 130), or -1 if it was still running
+// after `timeout_s` (it is then SIGKILLed and reaped).
 inline int wait_exit(pid_t pid, double timeout_s) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   int status = 0;
   while (true) {
     const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 256 + WTERMSIG(status);
     if (r < 0) return -2;
     if (std::chrono::steady_clock::now() > until) {
       ::kill(pid, SIGKILL);

@@ -1,0 +1,130 @@
+// test_faults.cpp — what a run leaves behind when it does not finish normally: divergence
+// (exit 4), SIGINT/SIGTERM (exit 130), and exceptions from a backend (exit 1).
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <nlohmann/json.hpp>
+#include <new>
+#include <stdexcept>
+
+#include "cli_util.hpp"
+#include "commands.hpp"
+#include "errors.hpp"
+#include "mlp.hpp"
+#include "proc_util.hpp"
+
+using namespace testutil;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+size_t count_lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("divergence: exit 4 naming the epoch, curve up to it, summary diverged, no NaN model", "[faults]") {
+  const std::string out = fresh_dir("diverge_files");
+  const std::string saved = out + "_saved.json";
+  // A model.json from an earlier run in the same --out folder must not survive next to a
+  // summary that says this run diverged.
+  fs::create_directories(out);
+  write_text(out + "/model.json", "stale");
+  const auto r = run_nntrain("--config configs/peaks.json --epochs 200 --lr 1e5 --quiet --out " + out +
+                             " --save-model " + saved + " data.grid=10 optimizer.type=sgd train.log_every=10");
+  REQUIRE(r.exit_code == 4);
+  const json s = json::parse(slurp(out + "/summary.json"));
+  const json& run = s["runs"][0];
+  CHECK(run["status"] == "diverged");
+  const int epoch = run["diverged_epoch"].get<int>();
+  CHECK(epoch >= 1);
+  CHECK(epoch < 200);
+  CHECK(run["epochs"] == epoch);
+  CHECK_THAT(r.err, Catch::Contains("diverged") && Catch::Contains("at epoch " + std::to_string(epoch)));
+  // metrics.csv: header + one row per epoch up to and including the diverged one.
+  const std::string csv = slurp(out + "/metrics.csv");
+  CHECK(count_lines(csv) == size_t(epoch) + 1);
+  const std::string last = csv.substr(csv.rfind("cpu,"));
+  CHECK(last.rfind("cpu," + std::to_string(epoch) + ",", 0) == 0);
+  CHECK((last.find("nan") != std::string::npos || last.find("inf") != std::string::npos));
+  CHECK(fs::exists(out + "/config.resolved.json"));
+  CHECK_FALSE(fs::exists(out + "/model.json"));
+  CHECK_FALSE(fs::exists(saved));
+  CHECK_THAT(r.err, Catch::Contains("--save-model") && Catch::Contains("not written"));
+  fs::remove_all(out);
+}
+
+TEST_CASE("save_model refuses non-finite weights", "[faults]") {
+  nntrain::ModelSpec spec;
+  spec.widths = {2, 3, 1};
+  nntrain::Params p = nntrain::init_params(spec, nntrain::Init::glorot_uniform, 1);
+  const std::string f = fresh_dir("nan_model") + ".json";
+  nntrain::save_model(p, f);
+  CHECK(fs::exists(f));
+  fs::remove(f);
+  p.values[4] = std::numeric_limits<float>::quiet_NaN();
+  CHECK_FALSE(nntrain::all_finite(p));
+  CHECK_THROWS_AS(nntrain::save_model(p, f), nntrain::IoError);
+  CHECK_FALSE(fs::exists(f));
+}
+
+namespace {
+
+// Starts a long training run, waits until it has written its resolved config (the run has
+// begun; the handlers are installed before that), sends `sig`, and checks the result.
+void interrupt_run(int sig, const std::string& tag) {
+  const std::string out = fresh_dir("signal_" + tag);
+  const std::string log_out = out + ".stdout", log_err = out + ".stderr";
+  const pid_t pid = spawn({NNTRAIN_BINARY, "--config", "configs/peaks.json", "--epochs", "10000000", "--quiet",
+                          "--out", out, "--save-model", out + "_saved.json", "data.grid=30", "train.log_every=1",
+                          "timing.warmup_epochs=0"},
+                         NNTRAIN_SOURCE_DIR, log_out, log_err);
+  REQUIRE(pid > 0);
+  const bool started = wait_until([&] { return fs::exists(out + "/config.resolved.json"); }, 60);
+  if (!started) ::kill(pid, SIGKILL);
+  REQUIRE(started);
+  ::usleep(200 * 1000);  // let a few chunks finish
+  ::kill(pid, sig);
+  const int code = wait_exit(pid, 60);
+  INFO(slurp(log_err));
+  CHECK(code == 130);
+  CHECK_THAT(slurp(log_err), Catch::Contains("interrupted"));
+  REQUIRE(fs::exists(out + "/summary.json"));
+  const json s = json::parse(slurp(out + "/summary.json"));
+  const json& run = s["runs"][0];
+  CHECK(run["status"] == "interrupted");
+  const int epochs = run["epochs"].get<int>();
+  CHECK(epochs >= 1);
+  CHECK(epochs < 10000000);
+  CHECK(run["epochs_requested"] == 10000000);
+  CHECK(count_lines(slurp(out + "/metrics.csv")) == size_t(epochs) + 1);
+  // The weights reached are finite and loadable; --save-model (what a sweep picks up next)
+  // is only written for a finished run.
+  CHECK(nntrain::load_model(out + "/model.json").spec.widths == std::vector<int>{2, 20, 5, 1});
+  CHECK_FALSE(fs::exists(out + "_saved.json"));
+  fs::remove_all(out);
+  fs::remove(log_out);
+  fs::remove(log_err);
+}
+
+}  // namespace
+
+TEST_CASE("SIGINT stops at the next chunk, writes the curve so far and exits 130", "[faults][signal]") {
+  interrupt_run(SIGINT, "int");
+}
+
+TEST_CASE("SIGTERM stops at the next chunk, writes the curve so far and exits 130", "[faults][signal]") {
+  interrupt_run(SIGTERM, "term");
+}
+
+TEST_CASE("exceptions map to the documented exit codes", "[faults]") {
+  using namespace nntrain;
+  CHECK(guarded([] { return 0; }) == 0);
+  CHECK(guarded([]() -> int { throw UsageError("bad"); }) == 2);
+  CHECK(guarded([]() -> int { throw DeviceUnavailable("no gpu"); }) == 3);
+  CHECK(guarded([]() -> int { throw IoError("disk full"); }) == 1);
+  // What a CUDA error surfaces as (CUDA_CHECK throws std::runtime_error with the call and file:line).
+  CHECK(guarded([]() -> int { throw std::runtime_error("cudaMemcpy failed: an illegal memory access"); }) == 1);
+  CHECK(guarded([]() -> int { throw std::bad_alloc(); }) == 1);
+  CHECK(guarded([]() -> int { throw 42; }) == 1);
+}
