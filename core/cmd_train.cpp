@@ -131,7 +131,8 @@ int cmd_train(const TrainArgs& a) {
     fmt::print("{}", dump(s));
   } else {
     print_results(stdout, cfg, runs, color);
-    fmt::print("\nResults in {}/ (config.resolved.json, metrics.csv, summary.json, model.json)\n", dir);
+    fmt::print("\nResults in {}/ (config.resolved.json, metrics.csv, summary.json{})\n", dir,
+               runs.front().diverged_epoch ? "; no model.json: the run diverged" : ", model.json");
   }
   for (const auto& r : runs) {
     if (r.diverged_epoch) {

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# ci-hardening.sh — the hardening checks CI runs after scripts/test.sh (CPU-only builds, each
+# in its own folder so the normal build/ is untouched):
+#   (a) the whole test suite built with AddressSanitizer + UndefinedBehaviorSanitizer
+#       (NNTRAIN_SANITIZE=ON), run with halt_on_error and leak detection;
+#   (b) the libFuzzer targets (NNTRAIN_FUZZ=ON, clang): config parser and CSV reader, each
+#       for FUZZ_SECONDS (default 60) from the seed corpora configs/ and data/.
+# Exits non-zero on any sanitizer report, failing test or fuzzer finding. A finding's input
+# is saved as build-fuzz/findings/<target>/crash-* (reproduce: run the target on that file).
+# Environment: FUZZ_SECONDS (60), JOBS (2), CXX_CLANG (clang++-14 or clang++), SKIP_ASAN=1,
+# SKIP_FUZZ=1, ASAN_BUILD_DIR (build-asan), FUZZ_BUILD_DIR (build-fuzz).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+JOBS="${JOBS:-2}"
+ASAN_BUILD_DIR="${ASAN_BUILD_DIR:-build-asan}"
+FUZZ_BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
+CXX_CLANG="${CXX_CLANG:-$(command -v clang++-14 || command -v clang++ || true)}"
+if [[ -z "$CXX_CLANG" ]]; then
+  echo "ci-hardening: clang++ not found (scripts/bootstrap.sh installs clang-14)" >&2
+  exit 1
+fi
+
+# Every report is fatal; leaks are reported; UBSan prints where.
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:exitcode=86"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87"
+export LSAN_OPTIONS="exitcode=88"
+
+if [[ "${SKIP_ASAN:-0}" != 1 ]]; then
+  echo "== ci-hardening: ASan+UBSan test suite ($ASAN_BUILD_DIR, $CXX_CLANG)"
+  cmake -S . -B "$ASAN_BUILD_DIR" -G Ninja -DNNTRAIN_WITH_CUDA=OFF -DNNTRAIN_SANITIZE=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_CLANG" >/dev/null
+  cmake --build "$ASAN_BUILD_DIR" --parallel "$JOBS"
+  # The tests run the (sanitized) nntrain binary as a child: a report there gives exit
+  # 86/87/88, which no test accepts, so it fails the test that ran it.
+  ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure --parallel "$JOBS"
+fi
+
+if [[ "${SKIP_FUZZ:-0}" != 1 ]]; then
+  echo "== ci-hardening: libFuzzer targets, ${FUZZ_SECONDS}s each ($FUZZ_BUILD_DIR)"
+  cmake -S . -B "$FUZZ_BUILD_DIR" -G Ninja -DNNTRAIN_WITH_CUDA=OFF -DNNTRAIN_FUZZ=ON -DNNTRAIN_BUILD_TESTS=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_CLANG" >/dev/null
+  cmake --build "$FUZZ_BUILD_DIR" --parallel "$JOBS" --target nntrain_fuzz_config nntrain_fuzz_csv
+  status=0
+  for target in config csv; do
+    seeds=configs
+    [[ "$target" == csv ]] && seeds=data
+    work="$FUZZ_BUILD_DIR/corpus/$target"
+    findings="$FUZZ_BUILD_DIR/findings/$target"
+    mkdir -p "$work" "$findings"
+    echo "-- fuzz_$target (seeds: $seeds/)"
+    # New inputs go to $work (kept between runs, so coverage accumulates); seeds are read only.
+    if ! "$FUZZ_BUILD_DIR/tests/fuzz/nntrain_fuzz_$target" -max_total_time="$FUZZ_SECONDS" -timeout=10 \
+         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" "$work" "$seeds" \
+         >"$findings/log.txt" 2>&1; then
+      echo "ci-hardening: fuzz_$target found a problem; last lines of $findings/log.txt:" >&2
+      tail -n 40 "$findings/log.txt" >&2
+      status=1
+    else
+      grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" "$findings/log.txt" || true
+    fi
+  done
+  if ((status != 0)); then exit "$status"; fi
+fi
+echo "== ci-hardening: all checks passed"
