@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   const unsigned long long count = std::strtoull(argv[4], nullptr, 10);
   // Two contents prepared up front, so nearly all of the loop's time is spent writing.
   const std::string a = testutil::atomic_content(first, bytes), b = testutil::atomic_content(first + 1, bytes);
+  // Tell the test the contents are ready (it times its kill from here, not from exec).
+  std::fputs("ready\n", stdout);
+  std::fflush(stdout);
   for (unsigned long long i = 0; count == 0 || i < count; ++i) nntrain::write_file_atomic(path, i % 2 ? b : a);
   return 0;
 }

@@ -43,9 +43,13 @@ TEST_CASE("atomic write survives SIGKILL at random moments and cleans up dead wr
   std::set<long long> seen;
   size_t max_leftovers = 0;
   for (int i = 1; i <= 30; ++i) {
-    const pid_t pid = spawn({NNTRAIN_ATOMIC_WRITER, target, "4000000", std::to_string(1000ull * i), "0"}, "",
-                            "/dev/null", "/dev/null");
+    const std::string ready = dir + "/ready.txt";
+    const pid_t pid = spawn({NNTRAIN_ATOMIC_WRITER, target, "4000000", std::to_string(1000ull * i), "0"}, "", ready,
+                            "/dev/null");
     REQUIRE(pid > 0);
+    // Kill at a random moment after the writer starts writing (contents are built first,
+    // which under sanitizers takes longer than the kill window).
+    CHECK(wait_until([&] { return slurp(ready) == "ready\n"; }, 30));
     ::usleep(useconds_t(1000 + rng() % 60000));
     ::kill(pid, SIGKILL);
     REQUIRE(wait_exit(pid, 30) == 256 + SIGKILL);
@@ -69,6 +73,7 @@ TEST_CASE("atomic write survives SIGKILL at random moments and cleans up dead wr
   REQUIRE(run_writer(target, 99, 1, 60) == 0);
   CHECK(atomic_generation(slurp(target)) == 99);
   CHECK(temp_files(dir, "data.bin") == std::vector<std::string>{live});
+  fs::remove(dir + "/ready.txt");
   CHECK(fs::exists(other));
   fs::remove_all(dir);
 }
