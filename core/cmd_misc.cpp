@@ -39,6 +39,7 @@ int cmd_info() {
 }
 
 int cmd_predict(const PredictArgs& a) {
+  check_output_file(a.output, "--output");
   const Params p = load_model(a.model);
   const int n_in = p.spec.widths.front();
   std::vector<std::string> cols = a.input_columns;

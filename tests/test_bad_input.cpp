@@ -377,17 +377,24 @@ TEST_CASE("bad input matrix: predict", "[bad_input][predict]") {
     std::vector<std::string> expect;
   };
   const std::string out = root + "/pred.csv";
+  fs::create_directories(root + "/outdir");
   for (const P& p : std::vector<P>{
+           {"--model " + m + " --input " + in_ok + " --output " + root + "/outdir", {"--output", "is a directory"}},
            {"--model " + root + "/none.json --input " + in_ok, {"model file not found"}},
            {"--model " + in_ok + " --input " + in_ok, {"in.csv", "malformed JSON"}},
            {"--model " + m + " --input " + in_bad, {"bad.csv", "line 2, column 2"}},
            {"--model " + m + " --input " + root + "/none.csv", {"none.csv", "not found"}},
        }) {
-    const auto r = run_nntrain("predict " + p.args + " --output " + out);
+    const auto r = run_nntrain("predict " + p.args + (p.args.find("--output") == std::string::npos ? " --output " + out : ""));
     INFO(p.args << "\n" << r.err);
     CHECK(r.exit_code == 2);
     CHECK(one_line_has_all(r.err, p.expect));
     CHECK_FALSE(fs::exists(out));
   }
+  CHECK(fs::is_empty(root + "/outdir"));
+  // The same model and input do predict: the cases above fail for the reason they name.
+  const auto ok = run_nntrain("predict --model " + m + " --input " + in_ok + " --output " + out);
+  CHECK(ok.exit_code == 0);
+  CHECK(slurp(out).rfind("x1,x2,prediction0\n", 0) == 0);
   fs::remove_all(root);
 }
