@@ -133,7 +133,7 @@ class CpuFastBackend final : public Backend {
     }
     // One OpenBLAS thread per call: our pool owns the cores, and a single-threaded sgemm
     // sums in an order that depends only on the shapes.
-    if (any_blas) openblas_set_num_threads(1);
+    openblas_set_num_threads(1);
 #endif
     tile_ = any_blas ? kTileBlas : kTileSmall;
     chunk_ = int(std::max<size_t>(kChunkSamples, round_up((size_t(plan_.batch) + kMaxChunks - 1) / kMaxChunks,

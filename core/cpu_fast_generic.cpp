@@ -10,7 +10,9 @@ constexpr int LANES = 4;
 typedef float vf __attribute__((vector_size(16)));
 typedef int vi __attribute__((vector_size(16)));
 static inline vf vfma(vf a, vf b, vf c) { return a * b + c; }  // -ffp-contract=off: two roundings
-constexpr int OB = 4, CB = 2, IB = 4;
+static inline vf vset1(float x) { return vf{x, x, x, x}; }
+static inline float lane_sum(vf v) { return (v[0] + v[2]) + (v[1] + v[3]); }  // pairwise
+constexpr int OB = 6, CB = 2, GOB = 2, IB = 4;
 constexpr const char* kIsaName = "generic";
 constexpr bool kFused = false;
 
