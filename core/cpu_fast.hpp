@@ -22,7 +22,7 @@ struct FastCpuTuning {
 };
 
 // Measured switch point (docs/BENCHMARKS.md, "BLAS switch point").
-constexpr int kFastBlasMinWidth = 64;
+constexpr int kFastBlasMinWidth = 128;
 
 std::unique_ptr<Backend> make_cpu_fast_backend(const Dataset& data, const BackendOptions& opt,
                                                const FastCpuTuning& tuning = {});
