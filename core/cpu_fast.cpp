@@ -238,10 +238,13 @@ class CpuFastBackend final : public Backend {
       optim_.update_range(params_.values.data(), grad_.p, as, begin, end);
     };
     if (P_ >= kParallelUpdate && threads_ > 1) {
-      const size_t per = round_up((P_ + size_t(threads_) - 1) / size_t(threads_), 16);
-      pool_->run([&](int tid) {
-        const size_t begin = std::min(P_, size_t(tid) * per), end = std::min(P_, begin + per);
-        reduce_update(begin, end);
+      // Blocks of parameters handed out by a counter (see ThreadPool::run); each
+      // parameter's sum over chunks has the same order whoever computes it.
+      const size_t per = 4096, blocks = (P_ + per - 1) / per;
+      std::atomic<size_t> next_block{0};
+      pool_->run([&](int) {
+        for (size_t k; (k = next_block.fetch_add(1, std::memory_order_relaxed)) < blocks;)
+          reduce_update(k * per, std::min(P_, (k + 1) * per));
       });
     } else {
       reduce_update(0, P_);

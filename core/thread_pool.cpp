@@ -27,7 +27,7 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_.store(true);
-    generation_.fetch_add(1, std::memory_order_release);
+    state_.store(((state_.load() >> 32) + 1) << 32, std::memory_order_release);
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
@@ -39,41 +39,50 @@ void ThreadPool::run(const std::function<void(int)>& fn) {
     return;
   }
   fn_ = &fn;
-  done_.store(0, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_release);
+    // A new generation, open, nobody inside (the previous region ended with none inside).
+    state_.store(((state_.load(std::memory_order_relaxed) >> 32) + 1) << 32, std::memory_order_release);
   }
   wake_.notify_all();
   fn(0);
-  const int others = int(workers_.size());
-  for (unsigned spins = 0; done_.load(std::memory_order_acquire) < others; ++spins) {
+  // Close the region: late workers skip it. Then wait for those inside (they hold items).
+  state_.fetch_or(kClosed, std::memory_order_acq_rel);
+  for (unsigned spins = 0; (state_.load(std::memory_order_acquire) & kInside) != 0; ++spins) {
     if (spins < 4096)
       NN_PAUSE();
     else
       std::this_thread::yield();
   }
-  fn_ = nullptr;
 }
 
 void ThreadPool::worker(int index) {
-  uint64_t seen = 0;
+  uint64_t seen = 0;  // the last generation this worker looked at
   for (;;) {
-    uint64_t g = generation_.load(std::memory_order_acquire);
-    if (g == seen) {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    if ((s >> 32) == seen) {
       const auto until = std::chrono::steady_clock::now() + kSpinFor;
-      for (unsigned spins = 1; (g = generation_.load(std::memory_order_acquire)) == seen; ++spins) {
+      for (unsigned spins = 1; ((s = state_.load(std::memory_order_acquire)) >> 32) == seen; ++spins) {
         NN_PAUSE();
         if (spins % 64 == 0 && std::chrono::steady_clock::now() > until) {
           std::unique_lock<std::mutex> lock(mutex_);
-          wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+          wake_.wait(lock, [&] { return (state_.load(std::memory_order_acquire) >> 32) != seen; });
         }
       }
     }
-    seen = g;
+    seen = s >> 32;
     if (stop_.load()) return;
+    // Join the region unless it has closed (or moved on) meanwhile.
+    bool joined = false;
+    while ((s >> 32) == seen && !(s & kClosed)) {
+      if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        joined = true;
+        break;
+      }
+    }
+    if (!joined) continue;
     (*fn_)(index);
-    done_.fetch_add(1, std::memory_order_release);
+    state_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 

@@ -24,18 +24,24 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return int(workers_.size()) + 1; }
-  // Runs fn(thread_index) on every thread (the caller is 0) and returns when all are done.
-  // Which thread does which work item must not change results: callers hand out items
-  // whose results land in per-item slots, reduced afterwards in a fixed order.
+  // Runs fn(thread_index) on the caller (index 0) and on every worker that joins in time,
+  // and returns when fn(0) has returned and every worker that joined has left. A worker
+  // that has not joined by the time fn(0) returns (descheduled on a busy machine) skips the
+  // region instead of making everyone wait for it. So fn must hand out its work
+  // dynamically (a shared counter) and the caller's fn(0) must take whatever is left:
+  // every item is done by someone, whoever joins. Which thread does which item must not
+  // change results: items write per-item slots, reduced afterwards in a fixed order.
   void run(const std::function<void(int)>& fn);
 
  private:
   void worker(int index);
 
   std::vector<std::thread> workers_;
+  // state_: generation << 32 | closed bit | number of workers inside the current region.
+  static constexpr uint64_t kClosed = uint64_t(1) << 31;
+  static constexpr uint64_t kInside = kClosed - 1;
   const std::function<void(int)>* fn_ = nullptr;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> done_{0};
+  std::atomic<uint64_t> state_{0};
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::condition_variable wake_;
