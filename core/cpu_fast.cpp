@@ -48,10 +48,13 @@ using fast::Kernels;
 // sgemm's packing cost is amortised over more columns, and a 256-wide tile is still in L2.
 constexpr int kTileSmall = 128;
 constexpr int kTileBlas = 256;
-// Samples per chunk (the unit of work and of the fixed reduction order), at least; raised
-// for big batches so that a batch has at most kMaxChunks chunks (bounds the chunk slots).
+// Samples per chunk (the unit of work and of the fixed reduction order): 1024, less for
+// small batches, more for huge ones so that a batch has at most kMaxChunks chunks (bounds
+// the chunk slots' memory).
 constexpr int kChunkSamples = 1024;
 constexpr int kMaxChunks = 64;
+// Batches under 16 × 1024 samples are cut into up to 16 chunks (of whole tiles).
+constexpr int kMinChunks = 16;
 // Parameter counts above this reduce and update in parallel; below, threads cost more.
 constexpr size_t kParallelUpdate = 16384;
 
@@ -136,9 +139,12 @@ class CpuFastBackend final : public Backend {
     openblas_set_num_threads(1);
 #endif
     tile_ = any_blas ? kTileBlas : kTileSmall;
-    chunk_ = int(std::max<size_t>(kChunkSamples, round_up((size_t(plan_.batch) + kMaxChunks - 1) / kMaxChunks,
-                                                          size_t(tile_))));
-    chunk_ = int(round_up(size_t(chunk_), size_t(tile_)));
+    // Chunk size: a function of the batch size only (never of the thread count). Small
+    // batches get small chunks (down to one tile) so that they still split across threads.
+    const size_t batch = size_t(plan_.batch), T = size_t(tile_);
+    size_t chunk = std::min<size_t>(kChunkSamples, round_up((batch + kMinChunks - 1) / kMinChunks, T));
+    chunk = std::max(chunk, round_up((batch + kMaxChunks - 1) / kMaxChunks, T));
+    chunk_ = int(round_up(std::max(chunk, T), T));
     max_chunks_ = (plan_.batch + chunk_ - 1) / chunk_;
 
     // Gradient accumulator layout (per thread) and the chunk slots.
@@ -224,9 +230,13 @@ class CpuFastBackend final : public Backend {
     const int chunks = (count + chunk_ - 1) / chunk_;
     std::atomic<int> next{0};
     const std::function<void(int)> work = [&](int tid) {
-      for (int c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) run_chunk(scratch_[size_t(tid)], b, key, count, c);
+      for (int c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;)
+        run_chunk(scratch_[size_t(tid)], b, key, count, c);
     };
-    pool_->run(work);
+    if (chunks > 1)
+      pool_->run(work);
+    else
+      work(0);  // one chunk: waking the pool would only add latency
 
     const AdamStep as = optim_.advance();
     auto reduce_update = [&](size_t begin, size_t end) {
