@@ -80,7 +80,8 @@ if ((blas_sweep)); then
   for w in 64 96 128 160 192 256; do
     e=$((w >= 128 ? 2 : 10))
     for mode in blas simd; do
-      min=$([[ $mode == blas ]] && echo 1 || echo 1000000)
+      # blas: only the w×w layer through sgemm (min(in, out) >= w); simd: no layer.
+      min=$([[ $mode == blas ]] && echo "$w" || echo 1000000)
       NNTRAIN_FAST_BLAS_MIN=$min nn "sweep_${w}_$mode" --backend fast --threads 1 "model.layers=[2,$w,$w,1]" \
         train.epochs=$e timing.warmup_epochs=1 timing.repeats="$reps"
     done
