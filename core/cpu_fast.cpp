@@ -20,15 +20,13 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "blas_loader.hpp"
 #include "cpu_fast_kernels.hpp"
 #include "errors.hpp"
 #include "optimizer.hpp"
 #include "sysinfo.hpp"
 #include "thread_pool.hpp"
 
-#if NNTRAIN_HAVE_OPENBLAS
-#include <cblas.h>
-#endif
 
 namespace nntrain {
 
@@ -129,15 +127,17 @@ class CpuFastBackend final : public Backend {
     blas_min_ = pick_blas_min(tuning.blas_min_width);
     blas_.assign(size_t(L), false);
     bool any_blas = false;
-#if NNTRAIN_HAVE_OPENBLAS
-    for (int l = 0; l < L; ++l) {
-      blas_[size_t(l)] = std::min(spec_.in(l), spec_.out(l)) >= blas_min_;
-      any_blas = any_blas || blas_[size_t(l)];
+    for (int l = 0; l < L; ++l)
+      any_blas = any_blas || std::min(spec_.in(l), spec_.out(l)) >= blas_min_;
+    if (any_blas) {
+      blas_lib_ = load_openblas();  // sets OpenBLAS to one thread (see blas_loader.hpp)
+      if (!blas_lib_) {
+        any_blas = false;
+        no_blas_reason_ = blas_unavailable_reason();
+      }
     }
-    // One OpenBLAS thread per call: our pool owns the cores, and a single-threaded sgemm
-    // sums in an order that depends only on the shapes.
-    openblas_set_num_threads(1);
-#endif
+    for (int l = 0; l < L; ++l)
+      blas_[size_t(l)] = any_blas && std::min(spec_.in(l), spec_.out(l)) >= blas_min_;
     tile_ = any_blas ? kTileBlas : kTileSmall;
     // Chunk size: a function of the batch size only (never of the thread count). Small
     // batches get small chunks (down to one tile) so that they still split across threads.
@@ -198,8 +198,9 @@ class CpuFastBackend final : public Backend {
       if (blas_[size_t(l)]) blas_layers += (blas_layers.empty() ? "" : ",") + std::to_string(l + 1);
     return fmt::format("{} ({} lanes{}), {} threads, tile {} / chunk {} samples, {}", k_->isa, k_->lanes,
                        k_->fma ? ", FMA" : "", threads_, tile_, chunk_,
-                       blas_layers.empty() ? std::string("no BLAS layer")
-                                           : fmt::format("OpenBLAS sgemm for layer(s) {}", blas_layers));
+                       blas_layers.empty()
+                           ? (no_blas_reason_.empty() ? std::string("no BLAS layer") : no_blas_reason_)
+                           : fmt::format("OpenBLAS sgemm for layer(s) {}", blas_layers));
   }
   int threads() const override { return threads_; }
 
@@ -367,27 +368,22 @@ class CpuFastBackend final : public Backend {
     }
   }
 
-#if NNTRAIN_HAVE_OPENBLAS
+  // CBLAS enum values (cblas.h): RowMajor 101, NoTrans 111, Trans 112.
+  static constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
   // Z (out × T) = b 1^T + W (out × in) A (in × T)
-  static void blas_forward(const float* W, const float* b, int in, int out, const float* A, size_t lda, float* Z,
-                           int T) {
+  void blas_forward(const float* W, const float* b, int in, int out, const float* A, size_t lda, float* Z,
+                    int T) const {
     for (int o = 0; o < out; ++o) std::fill(Z + size_t(o) * T, Z + size_t(o + 1) * T, b[o]);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, out, T, in, 1.0f, W, in, A, int(lda), 1.0f, Z, T);
+    blas_lib_->sgemm(kRowMajor, kNoTrans, kNoTrans, out, T, in, 1.0f, W, in, A, int(lda), 1.0f, Z, T);
   }
   // gW (out × in) += D (out × T) A^T (T × in)
-  static void blas_grad(const float* D, const float* A, size_t lda, int in, int out, int T, float* gW) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, out, in, T, 1.0f, D, T, A, int(lda), 1.0f, gW, in);
+  void blas_grad(const float* D, const float* A, size_t lda, int in, int out, int T, float* gW) const {
+    blas_lib_->sgemm(kRowMajor, kNoTrans, kTrans, out, in, T, 1.0f, D, T, A, int(lda), 1.0f, gW, in);
   }
   // Dn (in × T) = W^T (in × out) D (out × T)
-  static void blas_backprop(const float* W, const float* D, int in, int out, int T, float* Dn) {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, T, out, 1.0f, W, in, D, T, 0.0f, Dn, T);
+  void blas_backprop(const float* W, const float* D, int in, int out, int T, float* Dn) const {
+    blas_lib_->sgemm(kRowMajor, kTrans, kNoTrans, in, T, out, 1.0f, W, in, D, T, 0.0f, Dn, T);
   }
-#else
-  // Never called: without OpenBLAS no layer is marked for BLAS.
-  static void blas_forward(const float*, const float*, int, int, const float*, size_t, float*, int) {}
-  static void blas_grad(const float*, const float*, size_t, int, int, int, float*) {}
-  static void blas_backprop(const float*, const float*, int, int, int, float*) {}
-#endif
 
   const Dataset& data_;
   BackendOptions opt_;
@@ -399,6 +395,8 @@ class CpuFastBackend final : public Backend {
   int threads_ = 1;
   int blas_min_ = 0;
   std::vector<bool> blas_;
+  const Blas* blas_lib_ = nullptr;
+  std::string no_blas_reason_;  // why wide layers run in the SIMD kernels, if they do
   int tile_ = kTileSmall, chunk_ = kChunkSamples, max_chunks_ = 1;
   std::vector<size_t> acc_off_;
   size_t acc_size_ = 0, P_ = 0;
@@ -425,7 +423,7 @@ std::vector<std::string> fast_cpu_isas() {
   return v;
 }
 
-bool fast_cpu_has_blas() { return NNTRAIN_HAVE_OPENBLAS != 0; }
+bool fast_cpu_has_blas() { return load_openblas() != nullptr; }
 
 std::unique_ptr<Backend> make_cpu_fast_backend(const Dataset& data, const BackendOptions& opt,
                                                const FastCpuTuning& tuning) {
