@@ -303,9 +303,9 @@ class CpuFastBackend final : public Backend {
         const int act = int(spec_.activation(l));
         if (blas_[size_t(l)]) {
           blas_forward(W, bias, spec_.in(l), spec_.out(l), ins[l], ldins[l], outs[l], T);
-          k_->activate(outs[l], spec_.out(l), T, act);
+          k_->activate(outs[l], spec_.out(l), T, act, tcount);
         } else {
-          k_->forward(W, bias, spec_.in(l), spec_.out(l), ins[l], ldins[l], outs[l], T, act);
+          k_->forward(W, bias, spec_.in(l), spec_.out(l), ins[l], ldins[l], outs[l], T, act, tcount);
         }
       }
       float* D = s.delta.p;

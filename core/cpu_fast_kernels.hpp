@@ -26,11 +26,13 @@ struct Kernels {
   bool fma;         // whether multiply-adds are fused (rounded once)
 
   // Z[o][s] = act(b[o] + sum_i W[o*in+i] A[i][s]) for s < T. A rows are lda apart, Z rows T.
-  // i runs in order 0..in-1 (a chain of multiply-adds per lane).
+  // i runs in order 0..in-1 (a chain of multiply-adds per lane). tanh and sigmoid (scalar
+  // libm calls) are applied only to the `valid` real samples; padding lanes keep the raw sum
+  // (finite, and their deltas are zero).
   void (*forward)(const float* W, const float* b, int in, int out, const float* A, size_t lda, float* Z, int T,
-                  int act);
-  // Applies act in place to rows × T values (for the BLAS path's outputs).
-  void (*activate)(float* Z, int rows, int T, int act);
+                  int act, int valid);
+  // Applies act in place to rows × T values (for the BLAS path's outputs), as forward.
+  void (*activate)(float* Z, int rows, int T, int act, int valid);
   // Output layer: D[o][s] = two_over_count (Z - Y) act'(Z) for s < count, 0 for the padding;
   // loss[lane] += (Z - Y)^2 over s < count (Y rows ldy apart).
   void (*output_delta)(const float* Z, const float* Y, size_t ldy, int out, int count, int T, float two_over_count,
