@@ -1,6 +1,7 @@
 // backend.cpp — choosing a backend for a device, and the batch plan every backend shares.
 #include "backend.hpp"
 
+#include "cpu_fast.hpp"
 #include "cpu_reference.hpp"
 #include "errors.hpp"
 #include "gpu.hpp"
@@ -21,9 +22,9 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const std::stri
                                       const Dataset& data, const BackendOptions& opt) {
   if (device == "gpu") return make_gpu_backend(data, opt);
   if (device != "cpu") throw UsageError("unknown device \"" + device + "\"");
-  // The fast CPU backend is a separate component; until it is built the reference serves.
-  (void)cpu_backend;
-  return make_cpu_reference_backend(data, opt);
+  if (cpu_backend == "reference") return make_cpu_reference_backend(data, opt);
+  if (cpu_backend == "fast") return make_cpu_fast_backend(data, opt);
+  throw UsageError("unknown CPU backend \"" + cpu_backend + "\" (fast or reference)");
 }
 
 }  // namespace nntrain

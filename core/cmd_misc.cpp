@@ -1,10 +1,12 @@
 // cmd_misc.cpp — `nntrain info` and `nntrain predict`.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "commands.hpp"
+#include "cpu_fast.hpp"
 #include "dataset.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
@@ -21,6 +23,10 @@ int cmd_info() {
   fmt::print("cuda       {}\n", b.cuda);
   fmt::print("blas       {}\n", b.blas);
   fmt::print("cpu        {}, {} hardware threads, SIMD: {}\n", cpu_model(), hardware_threads(), cpu_simd());
+  fmt::print("cpu-fast   kernels {} (this CPU can run: {}), {}\n", fast_cpu_isas().front(),
+             fmt::join(fast_cpu_isas(), ", "),
+             fast_cpu_has_blas() ? fmt::format("OpenBLAS for layers >= {} wide", kFastBlasMinWidth)
+                                 : std::string("no BLAS (built without OpenBLAS)"));
   const GpuInfo g = query_gpu();
   if (g.available) {
     fmt::print("gpu        {}, {:.1f} GiB, compute capability {}.{}, {} SMs\n", g.name,

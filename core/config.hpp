@@ -51,7 +51,7 @@ struct TimingConfig {
 };
 
 struct CpuConfig {
-  std::string backend = "reference";  // "fast" | "reference"
+  std::string backend = "fast";  // "fast" | "reference"
   int threads = 0;               // 0 = all hardware threads
 };
 

@@ -1,0 +1,434 @@
+// cpu_fast.cpp — the fast CPU backend: work split, thread pool, reductions, BLAS layers,
+// Adam. The inner loops are the per-ISA kernels (cpu_fast_kernels.inc).
+//
+// How a batch is computed (and why results do not depend on the thread count):
+//   - the batch's samples are cut into fixed chunks of `chunk_` samples, each chunk into
+//     tiles of `tile_` samples (both depend only on the model and the batch size);
+//   - a tile goes through the forward and the backward pass while its activations stay in
+//     the thread's L1/L2 buffers (feature-major rows of tile_ floats, one lane per sample);
+//     gradients accumulate in the thread's per-chunk accumulators (one per SIMD lane);
+//   - at the end of a chunk the lanes are summed in a fixed order into that chunk's slot;
+//   - the chunk slots are summed in chunk order (in double) and Adam (nnmath.hpp) applied.
+// Threads take whole chunks from a counter; a chunk's result does not depend on which
+// thread computed it, so 1, 2 or 16 threads give the same bits.
+#include "cpu_fast.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "blas_loader.hpp"
+#include "cpu_fast_kernels.hpp"
+#include "errors.hpp"
+#include "optimizer.hpp"
+#include "sysinfo.hpp"
+#include "thread_pool.hpp"
+
+
+namespace nntrain {
+
+namespace fast {
+void act_forward_rows(float* Z, size_t count, int act) {
+  const Activation a = static_cast<Activation>(act);
+  for (size_t k = 0; k < count; ++k) Z[k] = act_forward(a, Z[k]);
+}
+}  // namespace fast
+
+namespace {
+
+using fast::Kernels;
+
+// Tile sizes. 128 samples keep a small net's tile (activations of every layer plus two
+// delta rows) at ~33 KB for 2→20→5→1, inside a 48 KB L1. Nets with a BLAS layer use 256:
+// sgemm's packing cost is amortised over more columns, and a 256-wide tile is still in L2.
+constexpr int kTileSmall = 128;
+constexpr int kTileBlas = 256;
+// Samples per chunk (the unit of work and of the fixed reduction order): 1024, less for
+// small batches, more for huge ones so that a batch has at most kMaxChunks chunks (bounds
+// the chunk slots' memory).
+constexpr int kChunkSamples = 1024;
+constexpr int kMaxChunks = 64;
+// Batches under 16 × 1024 samples are cut into up to 16 chunks (of whole tiles).
+constexpr int kMinChunks = 16;
+// Parameter counts above this reduce and update in parallel; below, threads cost more.
+constexpr size_t kParallelUpdate = 16384;
+
+struct AlignedFloats {
+  float* p = nullptr;
+  size_t n = 0;
+  AlignedFloats() = default;
+  explicit AlignedFloats(size_t count) : n(count) {
+    const size_t bytes = std::max<size_t>(64, (count * sizeof(float) + 63) / 64 * 64);
+    p = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (!p) throw std::bad_alloc();
+    std::memset(p, 0, bytes);
+  }
+  AlignedFloats(AlignedFloats&& o) noexcept : p(o.p), n(o.n) { o.p = nullptr; o.n = 0; }
+  AlignedFloats& operator=(AlignedFloats&& o) noexcept {
+    std::swap(p, o.p);
+    std::swap(n, o.n);
+    return *this;
+  }
+  AlignedFloats(const AlignedFloats&) = delete;
+  ~AlignedFloats() { std::free(p); }
+};
+
+size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+const Kernels& pick_kernels(std::string isa) {
+  if (isa == "auto") {
+    const char* env = std::getenv("NNTRAIN_FAST_ISA");
+    isa = env && *env ? env : fast_cpu_isas().front();
+  }
+  const auto ok = fast_cpu_isas();
+  if (std::find(ok.begin(), ok.end(), isa) == ok.end())
+    throw UsageError("fast CPU backend: instruction set \"" + isa + "\" is not available on this CPU (available: " +
+                     fmt::format("{}", fmt::join(ok, ", ")) + ")");
+#if defined(__x86_64__)
+  if (isa == "avx512") return fast::kernels_avx512();
+  if (isa == "avx2") return fast::kernels_avx2();
+#endif
+  return fast::kernels_generic();
+}
+
+int pick_blas_min(int requested) {
+  if (requested >= 0) return requested;
+  if (const char* env = std::getenv("NNTRAIN_FAST_BLAS_MIN"); env && *env) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (*end != '\0' || v < 0) throw UsageError(std::string("NNTRAIN_FAST_BLAS_MIN: not a width: ") + env);
+    return int(v);
+  }
+  return kFastBlasMinWidth;
+}
+
+// One thread's buffers: a tile's activations, two delta buffers, gathered inputs/targets,
+// and the current chunk's gradient accumulators.
+struct Scratch {
+  AlignedFloats act;    // rows of every layer's output, tile_ each
+  AlignedFloats delta;  // 2 × max_width rows
+  AlignedFloats x, y;   // gathered tile (mini-batch)
+  AlignedFloats grad;   // per layer: lanes-wide (SIMD layer) or scalar (BLAS layer) sums
+  AlignedFloats loss;   // lanes
+};
+
+class CpuFastBackend final : public Backend {
+ public:
+  CpuFastBackend(const Dataset& data, const BackendOptions& opt, const FastCpuTuning& tuning)
+      : data_(data), opt_(opt), spec_(opt.spec), plan_(make_batch_plan(data.n, opt.batch_size, opt.shuffle)),
+        optim_(opt.optimizer, opt.spec.param_count()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    k_ = &pick_kernels(tuning.isa);
+    threads_ = opt.threads > 0 ? opt.threads : hardware_threads();
+    const int L = spec_.layers();
+    blas_min_ = pick_blas_min(tuning.blas_min_width);
+    blas_.assign(size_t(L), false);
+    bool any_blas = false;
+    for (int l = 0; l < L; ++l)
+      any_blas = any_blas || std::min(spec_.in(l), spec_.out(l)) >= blas_min_;
+    if (any_blas) {
+      blas_lib_ = load_openblas();  // sets OpenBLAS to one thread (see blas_loader.hpp)
+      if (!blas_lib_) {
+        any_blas = false;
+        no_blas_reason_ = blas_unavailable_reason();
+      }
+    }
+    for (int l = 0; l < L; ++l)
+      blas_[size_t(l)] = any_blas && std::min(spec_.in(l), spec_.out(l)) >= blas_min_;
+    tile_ = any_blas ? kTileBlas : kTileSmall;
+    // Chunk size: a function of the batch size only (never of the thread count). Small
+    // batches get small chunks (down to one tile) so that they still split across threads.
+    const size_t batch = size_t(plan_.batch), T = size_t(tile_);
+    size_t chunk = std::min<size_t>(kChunkSamples, round_up((batch + kMinChunks - 1) / kMinChunks, T));
+    chunk = std::max(chunk, round_up((batch + kMaxChunks - 1) / kMaxChunks, T));
+    chunk_ = int(round_up(std::max(chunk, T), T));
+    max_chunks_ = (plan_.batch + chunk_ - 1) / chunk_;
+
+    // Gradient accumulator layout (per thread) and the chunk slots.
+    const size_t lanes = size_t(k_->lanes);
+    acc_off_.resize(size_t(L));
+    size_t acc = 0;
+    for (int l = 0; l < L; ++l) {
+      acc_off_[size_t(l)] = acc;
+      const size_t n = size_t(spec_.in(l)) * spec_.out(l) + spec_.out(l);
+      acc += round_up(blas_[size_t(l)] ? n : n * lanes, 16);  // 64-byte aligned rows for the kernels
+    }
+    acc_size_ = acc;
+    P_ = spec_.param_count();
+    slots_ = AlignedFloats(size_t(max_chunks_) * P_);
+    slot_loss_.assign(size_t(max_chunks_), 0.0);
+    grad_ = AlignedFloats(P_);
+
+    // Full batch: the data once in feature-major rows, padded with zeros to whole tiles.
+    if (plan_.batches == 1) {
+      ld_ = round_up(size_t(data.n), size_t(tile_));
+      xs_ = AlignedFloats(size_t(data.inputs) * ld_);
+      ys_ = AlignedFloats(size_t(data.outputs) * ld_);
+      for (int s = 0; s < data.n; ++s) {
+        for (int f = 0; f < data.inputs; ++f) xs_.p[size_t(f) * ld_ + s] = data.x[size_t(s) * data.inputs + f];
+        for (int f = 0; f < data.outputs; ++f) ys_.p[size_t(f) * ld_ + s] = data.y[size_t(s) * data.outputs + f];
+      }
+    }
+
+    size_t act_rows = 0;
+    for (int l = 1; l <= L; ++l) act_rows += size_t(spec_.widths[size_t(l)]);
+    scratch_.resize(size_t(threads_));
+    for (auto& s : scratch_) {
+      s.act = AlignedFloats(act_rows * tile_);
+      s.delta = AlignedFloats(2 * size_t(spec_.max_width()) * tile_);
+      s.x = AlignedFloats(size_t(data.inputs) * tile_);
+      s.y = AlignedFloats(size_t(data.outputs) * tile_);
+      s.grad = AlignedFloats(acc_size_);
+      s.loss = AlignedFloats(lanes);
+    }
+    pool_ = std::make_unique<ThreadPool>(threads_);
+    // Touch every thread once so stacks, scratch pages and the spin loop are live.
+    pool_->run([](int) {});
+    setup_.alloc_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  std::string device() const override { return "cpu"; }
+  std::string name() const override { return "cpu-fast"; }
+  std::string details() const override {
+    std::string blas_layers;
+    for (int l = 0; l < spec_.layers(); ++l)
+      if (blas_[size_t(l)]) blas_layers += (blas_layers.empty() ? "" : ",") + std::to_string(l + 1);
+    return fmt::format("{} ({} lanes{}), {} threads, tile {} / chunk {} samples, {}", k_->isa, k_->lanes,
+                       k_->fma ? ", FMA" : "", threads_, tile_, chunk_,
+                       blas_layers.empty()
+                           ? (no_blas_reason_.empty() ? std::string("no BLAS layer") : no_blas_reason_)
+                           : fmt::format("OpenBLAS sgemm for layer(s) {}", blas_layers));
+  }
+  int threads() const override { return threads_; }
+
+  void load(const Params& p) override {
+    params_ = p;
+    optim_.reset();
+    epoch_ = 0;
+  }
+  Params params() override { return params_; }
+
+  double train(int epochs, float* losses) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int e = 0; e < epochs; ++e, ++epoch_) {
+      const ShuffleKey key = make_shuffle_key(uint32_t(plan_.n), opt_.seed, uint64_t(epoch_));
+      double sum = 0;
+      for (int b = 0; b < plan_.batches; ++b) sum += step(b, key);
+      losses[e] = float(sum / plan_.batches);
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  SetupReport setup() const override { return setup_; }
+
+ private:
+  // One batch: loss and gradient over its chunks, then one optimiser step. Returns the loss.
+  double step(int b, const ShuffleKey& key) {
+    const int count = plan_.size(b);
+    const int chunks = (count + chunk_ - 1) / chunk_;
+    std::atomic<int> next{0};
+    const std::function<void(int)> work = [&](int tid) {
+      for (int c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;)
+        run_chunk(scratch_[size_t(tid)], b, key, count, c);
+    };
+    if (chunks > 1)
+      pool_->run(work);
+    else
+      work(0);  // one chunk: waking the pool would only add latency
+
+    const AdamStep as = optim_.advance();
+    auto reduce_update = [&](size_t begin, size_t end) {
+      for (size_t k = begin; k < end; ++k) {
+        double g = 0;
+        for (int c = 0; c < chunks; ++c) g += double(slots_.p[size_t(c) * P_ + k]);
+        grad_.p[k] = float(g);
+      }
+      optim_.update_range(params_.values.data(), grad_.p, as, begin, end);
+    };
+    if (P_ >= kParallelUpdate && threads_ > 1) {
+      // Blocks of parameters handed out by a counter (see ThreadPool::run); each
+      // parameter's sum over chunks has the same order whoever computes it.
+      const size_t per = 4096, blocks = (P_ + per - 1) / per;
+      std::atomic<size_t> next_block{0};
+      pool_->run([&](int) {
+        for (size_t k; (k = next_block.fetch_add(1, std::memory_order_relaxed)) < blocks;)
+          reduce_update(k * per, std::min(P_, (k + 1) * per));
+      });
+    } else {
+      reduce_update(0, P_);
+    }
+    double loss = 0;
+    for (int c = 0; c < chunks; ++c) loss += slot_loss_[size_t(c)];
+    return loss / (double(count) * double(spec_.widths.back()));
+  }
+
+  void run_chunk(Scratch& s, int b, const ShuffleKey& key, int count, int c) {
+    const int L = spec_.layers();
+    const int n_out = data_.outputs;
+    const int T = tile_;
+    std::memset(s.grad.p, 0, acc_size_ * sizeof(float));
+    std::memset(s.loss.p, 0, size_t(k_->lanes) * sizeof(float));
+    const float two_over_count = 2.0f / (float(count) * float(n_out));
+    const float* P = params_.values.data();
+    const int end = std::min(count, (c + 1) * chunk_);
+    for (int s0 = c * chunk_; s0 < end; s0 += T) {
+      const int tcount = std::min(T, count - s0);
+      const float *A0, *Y;
+      size_t lda0, ldy;
+      if (plan_.batches == 1) {
+        A0 = xs_.p + s0;
+        Y = ys_.p + s0;
+        lda0 = ldy = ld_;
+      } else {
+        gather(s, b, key, s0, tcount);
+        A0 = s.x.p;
+        Y = s.y.p;
+        lda0 = ldy = size_t(T);
+      }
+      // Forward: act(l) = f(W_l act(l-1) + b_l), rows of T samples.
+      float* outs[64];
+      const float* ins[64];
+      size_t ldins[64];
+      float* a = s.act.p;
+      for (int l = 0; l < L; ++l) {
+        ins[l] = l == 0 ? A0 : outs[l - 1];
+        ldins[l] = l == 0 ? lda0 : size_t(T);
+        outs[l] = a;
+        a += size_t(spec_.out(l)) * T;
+        const float* W = P + spec_.weight_offset(l);
+        const float* bias = P + spec_.bias_offset(l);
+        const int act = int(spec_.activation(l));
+        if (blas_[size_t(l)]) {
+          blas_forward(W, bias, spec_.in(l), spec_.out(l), ins[l], ldins[l], outs[l], T);
+          k_->activate(outs[l], spec_.out(l), T, act, tcount);
+        } else {
+          k_->forward(W, bias, spec_.in(l), spec_.out(l), ins[l], ldins[l], outs[l], T, act, tcount);
+        }
+      }
+      float* D = s.delta.p;
+      float* Dn = s.delta.p + size_t(spec_.max_width()) * T;
+      k_->output_delta(outs[L - 1], Y, ldy, n_out, tcount, T, two_over_count, int(spec_.activation(L - 1)), D,
+                       s.loss.p);
+      // Backward: gradients of layer l from D and its input; then D for layer l-1.
+      for (int l = L - 1; l >= 0; --l) {
+        const int in = spec_.in(l), out = spec_.out(l);
+        const float* W = P + spec_.weight_offset(l);
+        float* gW = s.grad.p + acc_off_[size_t(l)];
+        if (blas_[size_t(l)]) {
+          float* gb = gW + size_t(in) * out;
+          blas_grad(D, ins[l], ldins[l], in, out, T, gW);
+          k_->bias_grad(D, out, T, gb);
+        } else {
+          float* gb = gW + size_t(in) * out * size_t(k_->lanes);
+          k_->grad_lanes(D, ins[l], ldins[l], in, out, T, gW, gb);
+        }
+        if (l > 0) {
+          const int act_prev = int(spec_.activation(l - 1));
+          if (blas_[size_t(l)]) {
+            blas_backprop(W, D, in, out, T, Dn);
+            k_->scale_by_derivative(Dn, outs[l - 1], in, T, act_prev);
+          } else {
+            k_->backprop(W, D, in, out, T, outs[l - 1], act_prev, Dn);
+          }
+          std::swap(D, Dn);
+        }
+      }
+    }
+    // Lanes → this chunk's slot, in the flat parameter layout.
+    float* slot = slots_.p + size_t(c) * P_;
+    for (int l = 0; l < L; ++l) {
+      const size_t n = size_t(spec_.in(l)) * spec_.out(l) + spec_.out(l);
+      float* dst = slot + spec_.weight_offset(l);  // W then b: contiguous, as in the accumulator
+      const float* src = s.grad.p + acc_off_[size_t(l)];
+      if (blas_[size_t(l)])
+        std::memcpy(dst, src, n * sizeof(float));
+      else
+        k_->lane_reduce(src, n, dst);
+    }
+    float loss = 0;
+    k_->lane_reduce(s.loss.p, 1, &loss);
+    slot_loss_[size_t(c)] = double(loss);
+  }
+
+  // The tile's samples of batch b, feature-major, zero beyond tcount.
+  void gather(Scratch& s, int b, const ShuffleKey& key, int s0, int tcount) {
+    const int n_in = data_.inputs, n_out = data_.outputs, T = tile_;
+    for (int j = 0; j < tcount; ++j) {
+      const uint32_t pos = uint32_t(b) * uint32_t(plan_.batch) + uint32_t(s0 + j);
+      const size_t row = plan_.shuffle ? shuffle_index(key, pos) : pos;
+      for (int f = 0; f < n_in; ++f) s.x.p[size_t(f) * T + j] = data_.x[row * n_in + f];
+      for (int f = 0; f < n_out; ++f) s.y.p[size_t(f) * T + j] = data_.y[row * n_out + f];
+    }
+    for (int j = tcount; j < T; ++j) {
+      for (int f = 0; f < n_in; ++f) s.x.p[size_t(f) * T + j] = 0.0f;
+      for (int f = 0; f < n_out; ++f) s.y.p[size_t(f) * T + j] = 0.0f;
+    }
+  }
+
+  // CBLAS enum values (cblas.h): RowMajor 101, NoTrans 111, Trans 112.
+  static constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+  // Z (out × T) = b 1^T + W (out × in) A (in × T)
+  void blas_forward(const float* W, const float* b, int in, int out, const float* A, size_t lda, float* Z,
+                    int T) const {
+    for (int o = 0; o < out; ++o) std::fill(Z + size_t(o) * T, Z + size_t(o + 1) * T, b[o]);
+    blas_lib_->sgemm(kRowMajor, kNoTrans, kNoTrans, out, T, in, 1.0f, W, in, A, int(lda), 1.0f, Z, T);
+  }
+  // gW (out × in) += D (out × T) A^T (T × in)
+  void blas_grad(const float* D, const float* A, size_t lda, int in, int out, int T, float* gW) const {
+    blas_lib_->sgemm(kRowMajor, kNoTrans, kTrans, out, in, T, 1.0f, D, T, A, int(lda), 1.0f, gW, in);
+  }
+  // Dn (in × T) = W^T (in × out) D (out × T)
+  void blas_backprop(const float* W, const float* D, int in, int out, int T, float* Dn) const {
+    blas_lib_->sgemm(kRowMajor, kTrans, kNoTrans, in, T, out, 1.0f, W, in, D, T, 0.0f, Dn, T);
+  }
+
+  const Dataset& data_;
+  BackendOptions opt_;
+  ModelSpec spec_;
+  BatchPlan plan_;
+  HostOptimizer optim_;
+  Params params_;
+  const Kernels* k_ = nullptr;
+  int threads_ = 1;
+  int blas_min_ = 0;
+  std::vector<bool> blas_;
+  const Blas* blas_lib_ = nullptr;
+  std::string no_blas_reason_;  // why wide layers run in the SIMD kernels, if they do
+  int tile_ = kTileSmall, chunk_ = kChunkSamples, max_chunks_ = 1;
+  std::vector<size_t> acc_off_;
+  size_t acc_size_ = 0, P_ = 0;
+  AlignedFloats slots_, grad_, xs_, ys_;
+  std::vector<double> slot_loss_;
+  size_t ld_ = 0;
+  std::vector<Scratch> scratch_;
+  std::unique_ptr<ThreadPool> pool_;
+  SetupReport setup_;
+  long long epoch_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::string> fast_cpu_isas() {
+  std::vector<std::string> v;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    v.push_back("avx512");
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) v.push_back("avx2");
+#endif
+  v.push_back("generic");
+  return v;
+}
+
+bool fast_cpu_has_blas() { return load_openblas() != nullptr; }
+
+std::unique_ptr<Backend> make_cpu_fast_backend(const Dataset& data, const BackendOptions& opt,
+                                               const FastCpuTuning& tuning) {
+  if (opt.spec.layers() > 64) throw UsageError("fast CPU backend: at most 64 layers");
+  return std::make_unique<CpuFastBackend>(data, opt, tuning);
+}
+
+}  // namespace nntrain

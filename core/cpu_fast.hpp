@@ -1,0 +1,35 @@
+// cpu_fast.hpp — the fast CPU backend ("cpu-fast"): SIMD across samples, a tile of samples
+// kept in L1 through the forward and the backward pass, a thread pool, OpenBLAS for wide
+// layers, and results that are bit-identical for any thread count.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+
+namespace nntrain {
+
+// Knobs for tests and measurements; the defaults are what the tool uses.
+struct FastCpuTuning {
+  // "auto" (the widest the CPU supports), "avx512", "avx2" or "generic". The environment
+  // variable NNTRAIN_FAST_ISA overrides "auto".
+  std::string isa = "auto";
+  // A layer goes through OpenBLAS sgemm when min(in, out) >= this (and the build has
+  // OpenBLAS); -1 = the measured default kFastBlasMinWidth, or NNTRAIN_FAST_BLAS_MIN.
+  int blas_min_width = -1;
+};
+
+// Measured switch point (docs/BENCHMARKS.md, "BLAS switch point").
+constexpr int kFastBlasMinWidth = 128;
+
+std::unique_ptr<Backend> make_cpu_fast_backend(const Dataset& data, const BackendOptions& opt,
+                                               const FastCpuTuning& tuning = {});
+
+// The kernel sets this CPU can run, widest first (e.g. {"avx512", "avx2", "generic"}).
+std::vector<std::string> fast_cpu_isas();
+// Whether this binary was built with OpenBLAS.
+bool fast_cpu_has_blas();
+
+}  // namespace nntrain

@@ -1,0 +1,64 @@
+// cpu_fast_kernels.hpp — the per-ISA inner kernels of the fast CPU backend (a table of
+// plain function pointers, one table per instruction set).
+//
+// Layout: a tile of T samples is stored feature-major, row r of a layer's activations is
+// T contiguous floats (one SIMD lane per sample), rows 64-byte aligned, T a multiple of
+// kTileQuantum. Weights are the flat Params layout (W out × in row-major, then b), read
+// as broadcast scalars.
+//
+// Each table is compiled in its own translation unit with its own -m flags, inside its own
+// namespace, and uses only intrinsics and its own static functions: no inline function
+// shared with the rest of the program is instantiated there, so the linker can never pick
+// an AVX-512 copy of a shared inline function for code that runs on a CPU without it.
+#pragma once
+
+#include <cstddef>
+
+namespace nntrain::fast {
+
+// Tiles are a multiple of this many samples: 16 lanes × 4 vectors (the widest kernel's
+// register block), so no kernel needs a remainder loop over samples.
+constexpr int kTileQuantum = 64;
+
+struct Kernels {
+  const char* isa;  // "avx512", "avx2", "generic"
+  int lanes;        // floats per vector: accumulators are lanes wide
+  bool fma;         // whether multiply-adds are fused (rounded once)
+
+  // Z[o][s] = act(b[o] + sum_i W[o*in+i] A[i][s]) for s < T. A rows are lda apart, Z rows T.
+  // i runs in order 0..in-1 (a chain of multiply-adds per lane). tanh and sigmoid (scalar
+  // libm calls) are applied only to the `valid` real samples; padding lanes keep the raw sum
+  // (finite, and their deltas are zero).
+  void (*forward)(const float* W, const float* b, int in, int out, const float* A, size_t lda, float* Z, int T,
+                  int act, int valid);
+  // Applies act in place to rows × T values (for the BLAS path's outputs), as forward.
+  void (*activate)(float* Z, int rows, int T, int act, int valid);
+  // Output layer: D[o][s] = two_over_count (Z - Y) act'(Z) for s < count, 0 for the padding;
+  // loss[lane] += (Z - Y)^2 over s < count (Y rows ldy apart).
+  void (*output_delta)(const float* Z, const float* Y, size_t ldy, int out, int count, int T, float two_over_count,
+                       int act, float* D, float* loss);
+  // gW[(o*in+i)*lanes + lane] += sum over the tile's vectors of D[o][s] A[i][s] (lane-wise);
+  // gb[o*lanes + lane] += sum of D[o][s]. Each lane sums its samples in tile order.
+  void (*grad_lanes)(const float* D, const float* A, size_t lda, int in, int out, int T, float* gW, float* gb);
+  // gb[o] += sum of D[o][s] (scalar accumulators, for layers whose gW is a BLAS GEMM).
+  void (*bias_grad)(const float* D, int out, int T, float* gb);
+  // P[i][s] = (sum_o W[o*in+i] D[o][s]) * act'(Aprev[i][s]), o in order 0..out-1.
+  void (*backprop)(const float* W, const float* D, int in, int out, int T, const float* Aprev, int act_prev,
+                   float* P);
+  // P[i][s] *= act'(Aprev[i][s]) (after a BLAS GEMM computed W^T D).
+  void (*scale_by_derivative)(float* P, const float* Aprev, int rows, int T, int act);
+  // out[k] = sum of acc[k*lanes .. k*lanes+lanes) in a fixed pairwise order, k < n.
+  void (*lane_reduce)(const float* acc, size_t n, float* out);
+};
+
+const Kernels& kernels_generic();
+#if defined(__x86_64__)
+const Kernels& kernels_avx2();
+const Kernels& kernels_avx512();
+#endif
+
+// tanh and sigmoid through nnmath.hpp's act_forward, compiled with the baseline flags (the
+// ISA units call this instead of instantiating the shared inline function themselves).
+void act_forward_rows(float* Z, size_t count, int act);
+
+}  // namespace nntrain::fast

@@ -1,0 +1,89 @@
+// thread_pool.cpp — see thread_pool.hpp.
+#include "thread_pool.hpp"
+
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define NN_PAUSE() _mm_pause()
+#else
+#define NN_PAUSE() std::this_thread::yield()
+#endif
+
+namespace nntrain {
+
+namespace {
+// How long an idle worker spins before it blocks: long enough to bridge the gap between two
+// epochs (the gradient reduction and the Adam step), short enough not to burn a core when
+// training has stopped.
+constexpr auto kSpinFor = std::chrono::microseconds(500);
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { worker(t); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_.store(true);
+    state_.store(((state_.load() >> 32) + 1) << 32, std::memory_order_release);
+  }
+  wake_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::run(const std::function<void(int)>& fn) {
+  if (workers_.empty()) {
+    fn(0);
+    return;
+  }
+  fn_ = &fn;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // A new generation, open, nobody inside (the previous region ended with none inside).
+    state_.store(((state_.load(std::memory_order_relaxed) >> 32) + 1) << 32, std::memory_order_release);
+  }
+  wake_.notify_all();
+  fn(0);
+  // Close the region: late workers skip it. Then wait for those inside (they hold items).
+  state_.fetch_or(kClosed, std::memory_order_acq_rel);
+  for (unsigned spins = 0; (state_.load(std::memory_order_acquire) & kInside) != 0; ++spins) {
+    if (spins < 4096)
+      NN_PAUSE();
+    else
+      std::this_thread::yield();
+  }
+}
+
+void ThreadPool::worker(int index) {
+  uint64_t seen = 0;  // the last generation this worker looked at
+  for (;;) {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    if ((s >> 32) == seen) {
+      const auto until = std::chrono::steady_clock::now() + kSpinFor;
+      for (unsigned spins = 1; ((s = state_.load(std::memory_order_acquire)) >> 32) == seen; ++spins) {
+        NN_PAUSE();
+        if (spins % 64 == 0 && std::chrono::steady_clock::now() > until) {
+          std::unique_lock<std::mutex> lock(mutex_);
+          wake_.wait(lock, [&] { return (state_.load(std::memory_order_acquire) >> 32) != seen; });
+        }
+      }
+    }
+    seen = s >> 32;
+    if (stop_.load()) return;
+    // Join the region unless it has closed (or moved on) meanwhile.
+    bool joined = false;
+    while ((s >> 32) == seen && !(s & kClosed)) {
+      if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        joined = true;
+        break;
+      }
+    }
+    if (!joined) continue;
+    (*fn_)(index);
+    state_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+}  // namespace nntrain

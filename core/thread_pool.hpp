@@ -1,0 +1,50 @@
+// thread_pool.hpp — a small fixed pool for the fast CPU backend: N threads (the caller
+// is thread 0), one parallel region at a time, started once before any timing.
+//
+// An epoch of the reference experiment takes ~100 µs, so waking threads through the
+// kernel every epoch would cost a noticeable share of it: workers spin (with pause) for a
+// short while after each region and only then block on a condition variable.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace nntrain {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);  // threads >= 1; starts threads - 1 workers
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return int(workers_.size()) + 1; }
+  // Runs fn(thread_index) on the caller (index 0) and on every worker that joins in time,
+  // and returns when fn(0) has returned and every worker that joined has left. A worker
+  // that has not joined by the time fn(0) returns (descheduled on a busy machine) skips the
+  // region instead of making everyone wait for it. So fn must hand out its work
+  // dynamically (a shared counter) and the caller's fn(0) must take whatever is left:
+  // every item is done by someone, whoever joins. Which thread does which item must not
+  // change results: items write per-item slots, reduced afterwards in a fixed order.
+  void run(const std::function<void(int)>& fn);
+
+ private:
+  void worker(int index);
+
+  std::vector<std::thread> workers_;
+  // state_: generation << 32 | closed bit | number of workers inside the current region.
+  static constexpr uint64_t kClosed = uint64_t(1) << 31;
+  static constexpr uint64_t kInside = kClosed - 1;
+  const std::function<void(int)>* fn_ = nullptr;
+  std::atomic<uint64_t> state_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+};
+
+}  // namespace nntrain

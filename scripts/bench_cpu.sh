@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# bench_cpu.sh — the CPU benchmark: nntrain's fast backend, its reference backend and
+# PyTorch CPU side by side in one run, from the same initial weights, on
+#   1. the reference experiment (configs/peaks.json: 40,000 samples, 2→20→5→1 relu,
+#      Adam lr 0.08, 2000 full-batch epochs), and
+#   2. a wide net, 2→256→256→1 on the same 40,000 samples (a few epochs; no reference run:
+#      the plain loops would take minutes per epoch),
+# and prints times, ratios and GFLOP/s against the machine's nominal peak.
+#
+#   scripts/bench_cpu.sh [--reps N] [--wide-epochs N] [--no-reference] [--blas-sweep]
+#
+# --reps N        repeats of each nntrain fast timing (min and median reported; default 5)
+# --wide-epochs N epochs of the wide net per timing (default 3)
+# --no-reference  skip the ~22 s reference-backend run
+# --blas-sweep    also time hidden widths 64…256 with and without OpenBLAS (the switch point)
+#
+# Needs build/nntrain (scripts/build.sh) and Debian's python3-torch (scripts/bootstrap.sh
+# --torch): PyTorch runs under /usr/bin/python3, not whatever python3 is first on PATH.
+# The machine may be shared: every figure is a min (and median) of repeats, and the load
+# average is printed with the results.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+reps=5
+wide_epochs=3
+run_reference=1
+blas_sweep=0
+while (($#)); do
+  case "$1" in
+    --reps) reps="$2"; shift 2 ;;
+    --wide-epochs) wide_epochs="$2"; shift 2 ;;
+    --no-reference) run_reference=0; shift ;;
+    --blas-sweep) blas_sweep=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "bench_cpu.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+NNTRAIN=./build/nntrain
+PY=/usr/bin/python3
+[[ -x $NNTRAIN ]] || { echo "bench_cpu.sh: $NNTRAIN not built (run scripts/build.sh)" >&2; exit 1; }
+$PY -c "import torch" 2>/dev/null || { echo "bench_cpu.sh: $PY has no torch (scripts/bootstrap.sh --torch)" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+WIDE="model.layers=[2,256,256,1]"
+
+echo "bench_cpu.sh: $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "bench_cpu.sh: nntrain $(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)" >&2
+
+# Initial weights, written once, read by every run.
+$NNTRAIN --config configs/peaks.json --epochs 0 --save-model "$tmp/init.json" --out "$tmp/init_run" --quiet >/dev/null
+$NNTRAIN --config configs/peaks.json "$WIDE" --epochs 0 --save-model "$tmp/init_wide.json" --out "$tmp/init_wide_run" \
+  --quiet >/dev/null
+
+nn() {  # nn NAME ARGS... : one nntrain run, summary JSON to $tmp/NAME.json
+  local name=$1; shift
+  echo "  nntrain $*" >&2
+  $NNTRAIN --config configs/peaks.json --device cpu --quiet --json --out "$tmp/run_$name" "$@" >"$tmp/$name.json"
+}
+torch_run() {  # torch_run NAME ARGS...
+  local name=$1; shift
+  echo "  torch_peer_cpu.py $*" >&2
+  $PY scripts/torch_peer_cpu.py "$@" >"$tmp/$name.json"
+}
+
+echo "reference experiment:" >&2
+nn fast --backend fast --init-model "$tmp/init.json" timing.repeats="$reps"
+nn fast1 --backend fast --threads 1 --init-model "$tmp/init.json" timing.repeats="$reps"
+if ((run_reference)); then nn reference --backend reference --init-model "$tmp/init.json"; fi
+torch_run torch --model "$tmp/init.json" --grid 200 --epochs 2000 --lr 0.08
+
+echo "wide net 2→256→256→1:" >&2
+nn wide_fast --backend fast --init-model "$tmp/init_wide.json" "$WIDE" train.epochs="$wide_epochs" \
+  timing.warmup_epochs=1 timing.repeats="$reps"
+torch_run wide_torch --model "$tmp/init_wide.json" --grid 200 --epochs "$wide_epochs" --warmup 1 --lr 0.08
+
+if ((blas_sweep)); then
+  echo "BLAS switch point (hidden width w: 2→w→w→1, 1 thread, OpenBLAS on / off):" >&2
+  for w in 64 96 128 160 192 256; do
+    e=$((w >= 128 ? 2 : 10))
+    for mode in blas simd; do
+      # blas: only the w×w layer through sgemm (min(in, out) >= w); simd: no layer.
+      min=$([[ $mode == blas ]] && echo "$w" || echo 1000000)
+      NNTRAIN_FAST_BLAS_MIN=$min nn "sweep_${w}_$mode" --backend fast --threads 1 "model.layers=[2,$w,$w,1]" \
+        train.epochs=$e timing.warmup_epochs=1 timing.repeats="$reps"
+    done
+  done
+fi
+
+$PY - "$tmp" "$run_reference" "$blas_sweep" <<'EOF'
+import json, os, sys
+tmp, run_ref, sweep = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1"
+def load(name):
+    with open(os.path.join(tmp, name + ".json")) as f:
+        j = json.load(f)
+    return j["runs"][0] if "runs" in j else j
+
+def matmul_flops(widths, samples):
+    # 2 flops per multiply-add: forward W·a, weight gradient δ·aᵀ, and Wᵀ·δ for every layer
+    # but the first. Activations, the loss and Adam are not counted (a few % here).
+    macs = sum(i * o for i, o in zip(widths, widths[1:]))
+    back = macs + sum(i * o for i, o in zip(widths[1:], widths[2:]))
+    return 2.0 * samples * (macs + back)
+
+def peak_gflops():
+    mhz = 0.0
+    flags = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("cpu MHz") and not mhz:
+                mhz = float(line.split(":")[1])
+            if line.startswith("flags") and not flags:
+                flags = line
+    lanes = 16 if " avx512f" in flags else 8 if " avx2" in flags else 4
+    # 2 FMA pipes per core (Zen 4, Sapphire Rapids Xeon), 2 flops per lane per FMA.
+    return os.cpu_count() * 2 * lanes * 2 * mhz / 1e3, mhz, lanes
+
+peak, mhz, lanes = peak_gflops()
+fast, torch_ = load("fast"), load("torch")
+flops = matmul_flops([2, 20, 5, 1], fast["samples"]) * fast["epochs"]
+print(f"## CPU benchmark ({os.cpu_count()} CPUs, {mhz:.0f} MHz nominal, {lanes}-lane FMA: "
+      f"nominal peak {peak:.0f} GFLOP/s = CPUs x 2 FMA pipes x {lanes} lanes x 2 flops x clock)")
+print()
+print(f"Reference experiment: {fast['samples']} samples, 2→20→5→1 relu, {fast['epochs']} full-batch Adam epochs, "
+      f"{flops / fast['epochs'] / 1e6:.1f} MFLOP/epoch of multiply-adds")
+print()
+print("| run | threads | train time | per epoch | GFLOP/s | % of peak | final loss |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+def row(label, t, threads, epochs, f, loss):
+    print(f"| {label} | {threads} | {t:.3f} s | {t / epochs * 1e3:.3f} ms | {f / t / 1e9:.1f} | "
+          f"{100 * f / t / 1e9 / peak:.1f} | {loss:.6g} |")
+tf_min, tf_med = fast["train_seconds_min"] if "train_seconds_min" in fast else fast["train_seconds"], fast["train_seconds"]
+row(f"nntrain fast (min of {len(fast.get('train_seconds_repeats', [0]))})", tf_min, fast["threads"], fast["epochs"], flops, fast["final_loss"])
+row("nntrain fast (median)", tf_med, fast["threads"], fast["epochs"], flops, fast["final_loss"])
+f1 = load("fast1")
+t1_min = f1.get("train_seconds_min", f1["train_seconds"])
+row("nntrain fast, 1 thread (min)", t1_min, f1["threads"], f1["epochs"], flops, f1["final_loss"])
+if run_ref:
+    ref = load("reference")
+    row("nntrain reference", ref["train_seconds"], ref["threads"], ref["epochs"], flops, ref["final_loss"])
+row(f"PyTorch {torch_['torch']} CPU", torch_["train_seconds"], torch_["threads"], torch_["epochs"], flops, torch_["final_loss"])
+print()
+print(f"- fast vs PyTorch: **{torch_['train_seconds'] / tf_min:.1f}x** (min), {torch_['train_seconds'] / tf_med:.1f}x (median); "
+      f"thread for thread (both 1): {torch_['train_seconds'] / t1_min:.1f}x")
+print(f"- fast: 1 → {fast['threads']} threads: {t1_min / tf_min:.2f}x; bit-identical final loss: "
+      f"{'yes' if f1['final_loss'] == fast['final_loss'] else 'NO'}")
+if run_ref:
+    print(f"- fast vs reference: **{ref['train_seconds'] / tf_min:.1f}x** (min); reference vs PyTorch: "
+          f"{torch_['train_seconds'] / ref['train_seconds']:.2f}x")
+print(f"- initial loss: fast {fast['initial_loss']:.9g}, PyTorch {torch_['initial_loss']:.9g}")
+
+wf, wt = load("wide_fast"), load("wide_torch")
+wflops = matmul_flops([2, 256, 256, 1], wf["samples"]) * wf["epochs"]
+print()
+print(f"Wide net: {wf['samples']} samples, 2→256→256→1 relu, {wf['epochs']} full-batch epochs, "
+      f"{wflops / wf['epochs'] / 1e9:.2f} GFLOP/epoch of multiply-adds")
+print()
+print("| run | threads | per epoch | GFLOP/s | % of peak |")
+print("|---|---:|---:|---:|---:|")
+wmin = wf.get("train_seconds_min", wf["train_seconds"])
+for label, t, th in ((f"nntrain fast (min of {len(wf.get('train_seconds_repeats', [0]))})", wmin, wf["threads"]),
+                     ("nntrain fast (median)", wf["train_seconds"], wf["threads"]),
+                     (f"PyTorch {wt['torch']} CPU", wt["train_seconds"], wt["threads"])):
+    print(f"| {label} | {th} | {t / wf['epochs'] * 1e3:.1f} ms | {wflops / t / 1e9:.1f} | {100 * wflops / t / 1e9 / peak:.1f} |")
+print()
+print(f"- fast vs PyTorch: **{wt['train_seconds'] / wmin:.1f}x** (min), {wt['train_seconds'] / wf['train_seconds']:.1f}x (median)")
+print(f"- fast backend: {wf['details']}")
+
+if sweep:
+    print()
+    print("BLAS switch point: 2→w→w→1, 40,000 samples, 1 thread, ms per epoch (min of repeats)")
+    print()
+    print("| hidden width w | OpenBLAS sgemm | SIMD kernels | BLAS / SIMD |")
+    print("|---:|---:|---:|---:|")
+    for w in (64, 96, 128, 160, 192, 256):
+        b, s = load(f"sweep_{w}_blas"), load(f"sweep_{w}_simd")
+        tb = b.get("train_seconds_min", b["train_seconds"]) / b["epochs"] * 1e3
+        ts = s.get("train_seconds_min", s["train_seconds"]) / s["epochs"] * 1e3
+        print(f"| {w} | {tb:.2f} | {ts:.2f} | {tb / ts:.2f} |")
+EOF
+echo "bench_cpu.sh: load average at the end $(cut -d' ' -f1-3 /proc/loadavg)" >&2

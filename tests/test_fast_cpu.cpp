@@ -1,0 +1,197 @@
+// test_fast_cpu.cpp — the fast CPU backend against the reference backend, and its
+// thread-count determinism, on seeded random nets with awkward sizes.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "backend.hpp"
+#include "cpu_fast.hpp"
+#include "cpu_reference.hpp"
+#include "mlp.hpp"
+#include "rng.hpp"
+
+using namespace nntrain;
+
+namespace {
+
+Dataset random_dataset(int n, int inputs, int outputs, uint64_t seed) {
+  Rng rng(seed);
+  Dataset d;
+  d.n = n;
+  d.inputs = inputs;
+  d.outputs = outputs;
+  d.x.resize(size_t(n) * inputs);
+  d.y.resize(size_t(n) * outputs);
+  for (auto& v : d.x) v = rng.uniform_symmetric(1.5);
+  for (auto& v : d.y) v = rng.uniform_symmetric(1.0);
+  d.description = "random";
+  return d;
+}
+
+struct Run {
+  std::vector<float> losses;
+  Params params;
+};
+
+Run train_with(std::unique_ptr<Backend> b, const Params& init, int epochs) {
+  Run r;
+  r.losses.resize(size_t(epochs));
+  b->load(init);
+  // Two calls, so that the epoch counter (shuffle key, Adam step) carries across chunks.
+  b->train(epochs / 2, r.losses.data());
+  b->train(epochs - epochs / 2, r.losses.data() + epochs / 2);
+  r.params = b->params();
+  return r;
+}
+
+BackendOptions options(const ModelSpec& spec, int batch, int threads) {
+  BackendOptions o;
+  o.spec = spec;
+  o.optimizer.lr = 1e-3;  // small steps: 10 of them stay close to the reference path
+  // Adam with eps 1e-8 turns a gradient component that cancels to ~1e-8 into a step of ±lr
+  // whatever its sign's rounding, so two correct summation orders can differ by 2 lr in such
+  // a weight. With eps 1e-3 the step is Lipschitz in the gradient and weight differences
+  // measure gradient differences, which is what this test is about.
+  o.optimizer.eps = 1e-3;
+  o.batch_size = batch;
+  o.shuffle = true;
+  o.seed = 42;
+  o.threads = threads;
+  return o;
+}
+
+struct Case {
+  std::vector<int> widths;
+  int samples;
+  int blas_min;  // -1: the tool's default switch point
+};
+
+std::string describe(const Case& c, Activation act, int batch, const std::string& isa) {
+  std::ostringstream s;
+  s << "widths";
+  for (int w : c.widths) s << ' ' << w;
+  s << ", " << c.samples << " samples, batch " << batch << ", " << activation_name(act) << ", isa " << isa
+    << ", blas_min " << c.blas_min;
+  return s.str();
+}
+
+}  // namespace
+
+// Tolerances. The fast path sums in fp32 (lanes of a tile, then per-lane chunk sums, then
+// chunks in double) where the reference sums every sample in fp64, and the avx2/avx512
+// kernels fuse multiply-adds: per-step relative differences in loss and gradient are ~1e-7
+// to 1e-6. Ten Adam steps (lr 1e-3, eps 1e-3: see options()) keep weight differences at
+// the level of the gradients' rounding, ~1e-7.
+constexpr double kLossRel = 2e-5;
+// A loss near zero is the square of a small difference p - y: a prediction that differs
+// by dp (a few ulps, ~1e-7 for O(1) outputs) moves it by 2 sqrt(loss) dp, which relative to
+// a tiny loss is large (1 sample, loss 1e-4: ~3e-5 relative). Hence also a margin of
+// kLossSqrt sqrt(loss).
+constexpr double kLossSqrt = 2e-6;
+constexpr double kWeightAbs = 1e-6;  // observed: <= 6e-8 (2026-11-23, avx512/avx2/generic)
+
+TEST_CASE("fast backend matches the reference backend on random nets", "[fast]") {
+  const int wide = kFastBlasMinWidth + 3;  // at and above the BLAS switch point
+  const std::vector<Case> cases = {
+      {{2, 20, 5, 1}, 1, -1},           // one sample: a tile of padding
+      {{2, 20, 5, 1}, 1000, -1},        // the reference experiment's shape, 1000 = 7.8 tiles
+      {{3, 7, 2}, 37, -1},              // widths below every register block
+      {{1, 33, 17, 4}, 2500, -1},       // several chunks, last chunk and tile partial
+      {{4, 24, 24, 3}, 300, 16},        // BLAS for the middle layer (switch point forced low)
+      {{2, wide, wide, 1}, 301, -1},    // BLAS at the default switch point
+  };
+  const Activation acts[] = {Activation::relu, Activation::tanh, Activation::sigmoid, Activation::identity,
+                             Activation::leaky_relu};
+  const int epochs = 10;
+  for (const Case& c : cases) {
+    for (Activation act : acts) {
+      if (c.widths[1] == wide && act != Activation::relu && act != Activation::tanh) continue;  // keep it quick
+      ModelSpec spec;
+      spec.widths = c.widths;
+      spec.hidden = act;
+      spec.output = act == Activation::sigmoid ? Activation::sigmoid : Activation::identity;
+      const Dataset data = random_dataset(c.samples, c.widths.front(), c.widths.back(), 7 + c.samples);
+      Params init = init_params(spec, Init::glorot_uniform, 3);
+      for (int l = 0; l < spec.layers(); ++l)  // non-zero biases: relu kinks not all at one place
+        for (int o = 0; o < spec.out(l); ++o) init.b(l)[o] = 0.05f * float(o % 5) - 0.1f;
+      for (int batch : {0, c.samples > 1 ? (c.samples + 2) / 3 : 1}) {
+        const Run ref = train_with(make_cpu_reference_backend(data, options(spec, batch, 1)), init, epochs);
+        for (const std::string& isa : fast_cpu_isas()) {
+          FastCpuTuning tuning;
+          tuning.isa = isa;
+          tuning.blas_min_width = c.blas_min;
+          const Run got = train_with(make_cpu_fast_backend(data, options(spec, batch, 2), tuning), init, epochs);
+          INFO(describe(c, act, batch, isa));
+          for (int e = 0; e < epochs; ++e) {
+            INFO("epoch " << e + 1);
+            const double want = ref.losses[size_t(e)];
+            CHECK(got.losses[size_t(e)] == Approx(want).epsilon(kLossRel).margin(kLossSqrt * std::sqrt(want)));
+          }
+          double worst = 0;
+          size_t worst_k = 0;
+          for (size_t k = 0; k < ref.params.values.size(); ++k) {
+            const double d = std::fabs(double(got.params.values[k]) - double(ref.params.values[k]));
+            if (d > worst) worst = d, worst_k = k;
+          }
+          INFO("largest weight difference " << worst << " at parameter " << worst_k);
+          CHECK(worst <= kWeightAbs);
+          // The weights moved: a backend that did nothing would fail the check above only
+          // by luck, so make it explicit.
+          CHECK(got.params.values != init.values);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("fast backend gives bit-identical results for 1, 2 and 3 threads", "[fast][determinism]") {
+  const int wide = kFastBlasMinWidth + 3;
+  const std::vector<Case> cases = {
+      {{2, 20, 5, 1}, 5000, -1},
+      {{1, 33, 17, 4}, 2500, -1},
+      {{2, wide, wide, 1}, 3000, -1},
+  };
+  for (const Case& c : cases) {
+    ModelSpec spec;
+    spec.widths = c.widths;
+    spec.hidden = Activation::tanh;
+    const Dataset data = random_dataset(c.samples, c.widths.front(), c.widths.back(), 11);
+    const Params init = init_params(spec, Init::glorot_uniform, 5);
+    for (int batch : {0, 1100}) {
+      for (const std::string& isa : fast_cpu_isas()) {
+        FastCpuTuning tuning;
+        tuning.isa = isa;
+        tuning.blas_min_width = c.blas_min;
+        INFO(describe(c, spec.hidden, batch, isa));
+        const Run one = train_with(make_cpu_fast_backend(data, options(spec, batch, 1), tuning), init, 6);
+        for (int threads : {2, 3}) {
+          INFO(threads << " threads");
+          const Run more = train_with(make_cpu_fast_backend(data, options(spec, batch, threads), tuning), init, 6);
+          CHECK(std::memcmp(more.losses.data(), one.losses.data(), one.losses.size() * sizeof(float)) == 0);
+          CHECK(std::memcmp(more.params.values.data(), one.params.values.data(),
+                            one.params.values.size() * sizeof(float)) == 0);
+        }
+        CHECK(one.params.values != init.values);
+      }
+    }
+  }
+}
+
+TEST_CASE("fast backend reports what it runs and refuses an unknown instruction set", "[fast]") {
+  ModelSpec spec;
+  spec.widths = {2, 20, 5, 1};
+  const Dataset data = random_dataset(100, 2, 1, 1);
+  auto b = make_cpu_fast_backend(data, options(spec, 0, 2));
+  CHECK(b->name() == "cpu-fast");
+  CHECK(b->threads() == 2);
+  CHECK(b->details().find(fast_cpu_isas().front()) != std::string::npos);
+  FastCpuTuning bad;
+  bad.isa = "sse9";
+  CHECK_THROWS_WITH(make_cpu_fast_backend(data, options(spec, 0, 1), bad), Catch::Contains("sse9"));
+  // The factory picks fast by default name and reference on request.
+  CHECK(make_backend("cpu", "fast", data, options(spec, 0, 1))->name() == "cpu-fast");
+  CHECK(make_backend("cpu", "reference", data, options(spec, 0, 1))->name() == "cpu-reference");
+}
