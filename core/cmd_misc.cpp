@@ -1,4 +1,4 @@
-// cmd_misc.cpp — `nntrain info` and `nntrain predict`.
+// cmd_misc.cpp — `nntrain info` and `nntrain predict` (`bench` is in cmd_bench.cpp).
 #include <fmt/format.h>
 
 #include <fstream>
@@ -71,10 +71,6 @@ int cmd_predict(const PredictArgs& a) {
   write_file_atomic(a.output, s);
   fmt::print(stderr, "nntrain: wrote {} predictions to {}\n", d.n, a.output);
   return kExitOk;
-}
-
-int cmd_bench(const BenchArgs&) {
-  throw UsageError("bench: not available yet in this build");
 }
 
 }  // namespace nntrain
