@@ -1,6 +1,7 @@
 // cmd_misc.cpp — `nntrain info` and `nntrain predict` (`bench` is in cmd_bench.cpp).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -40,6 +41,15 @@ int cmd_info() {
 
 int cmd_predict(const PredictArgs& a) {
   const Params p = load_model(a.model);
+  {
+    // Fail on an unwritable output before reading the data.
+    const auto parent = std::filesystem::path(a.output).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+      throw UsageError("--output " + a.output + ": folder " + parent.string() + " does not exist");
+    if (std::filesystem::is_directory(a.output, ec)) throw UsageError("--output " + a.output + ": is a directory");
+    check_output_location(parent.empty() ? "." : parent.string());
+  }
   const int n_in = p.spec.widths.front();
   std::vector<std::string> cols = a.input_columns;
   if (cols.empty()) {

@@ -12,6 +12,7 @@
 #include "fileio.hpp"
 #include "gpu.hpp"
 #include "report.hpp"
+#include "surface.hpp"
 #include "sysinfo.hpp"
 
 namespace nntrain {
@@ -75,6 +76,7 @@ int cmd_train(const TrainArgs& a) {
                                             a.cpu_backend, a.gpu_path));
   Prepared prep = prepare_run(cfg, a.init_model);
   require_devices(cfg);
+  if (a.write_surface) check_surface_request(cfg, a.write_surface);
   if (!a.out.empty()) check_output_location(a.out);
   else check_output_location(cfg.output_dir);
   if (!a.save_model.empty()) {
@@ -107,6 +109,10 @@ int cmd_train(const TrainArgs& a) {
   for (size_t k = 1; k < runs.size(); ++k)
     write_file_atomic(dir + "/model." + runs[k].device + ".json", model_to_json_string(runs[k].final_params));
   if (!a.save_model.empty()) save_model(runs.front().final_params, a.save_model);
+  if (a.write_surface)
+    for (const auto& r : runs)
+      if (!r.diverged_epoch)
+        write_file_atomic(dir + "/surface." + r.device + ".csv", surface_csv(cfg, r.final_params, a.write_surface));
 
   if (a.json) {
     nlohmann::json s = summary;
