@@ -40,7 +40,7 @@ def main():
     if not surfaces:
         nnplot.fail("no surface.cpu.csv or surface.gpu.csv in %s (train with --write-surface N)" % a.run)
     plt = nnplot.pyplot()
-    from mpl_toolkits.mplot3d import Axes3D  # noqa: F401  (registers the 3d projection)
+    import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3d projection)
     import numpy as np
 
     first = next(iter(surfaces.values()))
