@@ -74,6 +74,22 @@ int cmd_bench(const BenchArgs& a) {
   if (a.warmup_set) flags["timing"]["warmup_epochs"] = a.warmup;
   flags["device"] = devices.size() == 2 ? "both" : devices[0];
 
+  if (sweep) {
+    // A flag beats the sweep value, so a swept key that a flag also sets would sweep nothing.
+    const nlohmann::json* cur = &flags;
+    std::string rest = sweep->key;
+    for (size_t dot; cur && cur->is_object();) {
+      dot = rest.find('.');
+      const std::string part = rest.substr(0, dot);
+      cur = cur->contains(part) ? &(*cur)[part] : nullptr;
+      if (dot == std::string::npos) break;
+      rest = rest.substr(dot + 1);
+    }
+    if (cur && cur != &flags)
+      throw UsageError("--sweep " + sweep->key + ": this key is also set by a bench option (" +
+                       (sweep->key == "device" ? std::string("use --devices") : "drop the flag or the sweep") + ")");
+  }
+
   const size_t n_points = sweep ? sweep->texts.size() : 1;
   auto point_overrides = [&](size_t i) {
     std::vector<std::string> o = base;

@@ -170,6 +170,12 @@ TEST_CASE("bench with a bad sweep value exits 2 naming it and writes no file", "
     CHECK_FALSE(fs::exists(dir + "/b.json"));
     CHECK_FALSE(fs::exists(dir + "/b.md"));
   }
+  const auto both = run_nntrain("bench --config configs/peaks.json --devices cpu --reps 2 --sweep timing.repeats=1,3");
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.err, Catch::Contains("also set by a bench option"));
+  const auto dev = run_nntrain("bench --config configs/peaks.json --devices cpu --sweep device=cpu,gpu");
+  CHECK(dev.exit_code == 2);
+  CHECK_THAT(dev.err, Catch::Contains("--devices"));
   const auto bad_dev = run_nntrain("bench --config configs/peaks.json --devices cpu,tpu");
   CHECK(bad_dev.exit_code == 2);
   CHECK_THAT(bad_dev.err, Catch::Contains("tpu"));
