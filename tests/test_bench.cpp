@@ -219,3 +219,21 @@ TEST_CASE("bench sweeps model layers from the same initial weights per point", "
   CHECK(b["results"][1]["final_loss"].get<double>() == s["runs"][0]["final_loss"].get<double>());
   fs::remove_all(dir);
 }
+
+TEST_CASE("bench keeps going past a diverged point, marks it and exits 4 after exporting", "[bench][cli][errors]") {
+  const std::string dir = fresh_dir("bench_diverge");
+  fs::create_directories(dir);
+  const auto r = run_nntrain("bench --config configs/peaks.json --devices cpu --reps 2 --quiet "
+                             "--sweep optimizer.lr=1e5,0.01 --export-json " + dir +
+                             "/b.json data.grid=10 optimizer.type=sgd train.epochs=200 train.log_every=10");
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.err, Catch::Contains("diverged"));
+  const json b = json::parse(slurp(dir + "/b.json"));
+  REQUIRE(b["results"].size() == 2);
+  CHECK(b["results"][0]["status"] == "diverged");
+  CHECK(b["results"][0]["diverged_epoch"].get<int>() >= 1);
+  CHECK(b["results"][1]["status"] == "ok");
+  CHECK(b["results"][1]["epochs"] == 200);
+  CHECK(b["results"][1]["times"].size() == 2);
+  fs::remove_all(dir);
+}
