@@ -71,6 +71,9 @@ int main(int argc, char** argv) {
   train->add_option("--save-model", ta.save_model, "also write the trained model.json here");
   train->add_flag("--quiet,-q", ta.quiet, "no progress output");
   train->add_flag("--json", ta.json, "print only the summary JSON on stdout");
+  train->add_option("--write-surface", ta.write_surface,
+                    "write surface.<device>.csv: the prediction on an N x N grid (peaks data)")
+      ->check(CLI::Range(2, 4096));
   train->add_option("overrides", ta.overrides, "key.path=value config overrides");
 
   BenchArgs ba;

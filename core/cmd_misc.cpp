@@ -1,7 +1,8 @@
-// cmd_misc.cpp — `nntrain info` and `nntrain predict`.
+// cmd_misc.cpp — `nntrain info` and `nntrain predict` (`bench` is in cmd_bench.cpp).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -47,6 +48,15 @@ int cmd_info() {
 int cmd_predict(const PredictArgs& a) {
   check_output_file(a.output, "--output");
   const Params p = load_model(a.model);
+  {
+    // Fail on an unwritable output before reading the data.
+    const auto parent = std::filesystem::path(a.output).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+      throw UsageError("--output " + a.output + ": folder " + parent.string() + " does not exist");
+    if (std::filesystem::is_directory(a.output, ec)) throw UsageError("--output " + a.output + ": is a directory");
+    check_output_location(parent.empty() ? "." : parent.string());
+  }
   const int n_in = p.spec.widths.front();
   std::vector<std::string> cols = a.input_columns;
   if (cols.empty()) {
@@ -78,10 +88,6 @@ int cmd_predict(const PredictArgs& a) {
   write_file_atomic(a.output, s);
   fmt::print(stderr, "nntrain: wrote {} predictions to {}\n", d.n, a.output);
   return kExitOk;
-}
-
-int cmd_bench(const BenchArgs&) {
-  throw UsageError("bench: not available yet in this build");
 }
 
 }  // namespace nntrain

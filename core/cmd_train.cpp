@@ -13,6 +13,7 @@
 #include "gpu.hpp"
 #include "memcheck.hpp"
 #include "report.hpp"
+#include "surface.hpp"
 #include "sysinfo.hpp"
 
 namespace nntrain {
@@ -83,6 +84,7 @@ int cmd_train(const TrainArgs& a) {
                                             a.cpu_backend, a.gpu_path));
   Prepared prep = prepare_run(cfg, a.init_model);
   require_devices(cfg);
+  if (a.write_surface) check_surface_request(cfg, a.write_surface);
   if (!a.out.empty()) check_output_location(a.out);
   else check_output_location(cfg.output_dir);
   if (!a.save_model.empty()) check_output_file(a.save_model, "--save-model");
@@ -124,6 +126,10 @@ int cmd_train(const TrainArgs& a) {
     if (runs.front().status() == "ok") save_model(runs.front().final_params, a.save_model);
     else fmt::print(stderr, "nntrain: --save-model {} not written: the run {}\n", a.save_model, runs.front().status());
   }
+  if (a.write_surface)
+    for (const auto& r : runs)
+      if (!r.diverged_epoch)
+        write_file_atomic(dir + "/surface." + r.device + ".csv", surface_csv(cfg, r.final_params, a.write_surface));
 
   if (a.json) {
     nlohmann::json s = summary;

@@ -29,6 +29,7 @@ struct TrainArgs {
   std::string cpu_backend, gpu_path;
   std::string out, init_model, save_model;
   bool quiet = false, json = false;
+  int write_surface = 0;  // N > 0: write surface.<device>.csv, an N × N prediction grid
   std::vector<std::string> overrides;
   FlagsSet set_flags;
 };

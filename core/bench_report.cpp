@@ -1,0 +1,283 @@
+// bench_report.cpp — see bench_report.hpp.
+#include "bench_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace nntrain {
+
+using nlohmann::json;
+
+namespace {
+
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+const RunResult* find_run(const BenchPoint& p, const std::string& device) {
+  for (const auto& r : p.runs)
+    if (r.device == device) return &r;
+  return nullptr;
+}
+
+std::string point_label(const BenchPoint& p) {
+  return p.key.empty() ? std::string("(config as given)") : p.key + " = " + p.text;
+}
+
+std::string sweep_value_text(const BenchPoint& p) { return p.key.empty() ? std::string("-") : p.text; }
+
+// speed-up = CPU median / GPU median at a point; <= 0 when either is missing.
+double point_speedup(const BenchPoint& p) {
+  const double c = point_median(p, "cpu"), g = point_median(p, "gpu");
+  return c > 0 && g > 0 ? c / g : 0.0;
+}
+
+std::string speedup_text(double sp) {
+  if (sp <= 0) return "-";
+  return sp >= 1 ? fmt::format("GPU {:.2f}x faster", sp) : fmt::format("GPU {:.2f}x slower", 1 / sp);
+}
+
+std::string loss_text(const RunResult& r) {
+  return r.losses.empty() ? std::string("-") : fmt::format("{:.6g}", r.losses.back());
+}
+
+const BenchPoint& at_size_position(const BenchReport& r, int pos) {
+  return r.points[size_t(r.size_order[size_t(pos)])];
+}
+
+std::string crossover_message(const BenchReport& r) {
+  const Crossover& c = r.crossover;
+  if (!r.both_devices) return "not evaluated (needs both cpu and gpu)";
+  if (!c.evaluated) return "not evaluated (no point has a valid time on both devices)";
+  if (c.faster_from < 0) return "GPU never faster in this range";
+  const BenchPoint& p = at_size_position(r, c.faster_from);
+  std::string s;
+  if (c.faster_from == 0 || c.interpolated_samples <= 0)
+    s = fmt::format("GPU faster at every size tried, from {} ({} samples): the crossover is below this range",
+                    point_label(p), p.samples);
+  else
+    s = fmt::format("GPU faster from {} ({} samples) on; break-even near {:.0f} samples (log-log interpolation)",
+                    point_label(p), p.samples, c.interpolated_samples);
+  if (c.first_faster >= 0 && c.first_faster != c.faster_from) {
+    const BenchPoint& f = at_size_position(r, c.first_faster);
+    s += fmt::format(" (GPU was also faster at {} but slower again at a larger size: noisy or non-monotonic)",
+                     point_label(f));
+  }
+  return s;
+}
+
+json crossover_json(const BenchReport& r) {
+  if (!r.both_devices) return nullptr;
+  const Crossover& c = r.crossover;
+  json j;
+  j["evaluated"] = c.evaluated;
+  j["found"] = c.faster_from >= 0;
+  j["message"] = crossover_message(r);
+  auto point_ref = [&](int pos) -> json {
+    if (pos < 0) return nullptr;
+    const BenchPoint& p = at_size_position(r, pos);
+    return {{"point", p.index}, {"key", p.key.empty() ? json(nullptr) : json(p.key)}, {"value", p.value},
+            {"samples", p.samples}, {"speedup", point_speedup(p)}};
+  };
+  j["gpu_faster_from"] = point_ref(c.faster_from);
+  j["first_gpu_faster"] = point_ref(c.first_faster);
+  j["interpolated_samples"] = c.interpolated_samples > 0 ? json(c.interpolated_samples) : json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+std::string seconds_text(double s) {
+  if (s < 0) return "-";
+  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1.0) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+double point_median(const BenchPoint& p, const std::string& device) {
+  const RunResult* r = find_run(p, device);
+  if (!r || r->status() != "ok" || r->train_seconds_per_repeat.empty()) return -1;
+  return summarize(r->train_seconds_per_repeat).median;
+}
+
+void finish_report(BenchReport& r) {
+  r.both_devices = std::count(r.devices.begin(), r.devices.end(), "cpu") > 0 &&
+                   std::count(r.devices.begin(), r.devices.end(), "gpu") > 0;
+  r.size_order.resize(r.points.size());
+  std::iota(r.size_order.begin(), r.size_order.end(), 0);
+  std::stable_sort(r.size_order.begin(), r.size_order.end(),
+                   [&](int a, int b) { return r.points[size_t(a)].samples < r.points[size_t(b)].samples; });
+  std::vector<PointTimes> t;
+  for (int i : r.size_order) {
+    const BenchPoint& p = r.points[size_t(i)];
+    t.push_back({double(p.samples), point_median(p, "cpu"), point_median(p, "gpu")});
+  }
+  r.crossover = r.both_devices ? find_crossover(t) : Crossover{};
+}
+
+json bench_json(const BenchReport& r) {
+  json j;
+  j["schema_version"] = 1;
+  j["name"] = r.name;
+  j["context"] = r.context;
+  j["results"] = json::array();
+  j["points"] = json::array();
+  for (const auto& p : r.points) {
+    const json key = p.key.empty() ? json(nullptr) : json(p.key);
+    for (const auto& run : p.runs) {
+      json o;
+      o["point"] = p.index;
+      o["key"] = key;
+      o["value"] = p.value;
+      o["samples"] = p.samples;
+      o["epochs"] = run.epochs_done;
+      o["epochs_requested"] = run.epochs_requested;
+      o["device"] = run.device;
+      o["backend"] = run.backend;
+      o["details"] = run.details;
+      o["threads"] = run.threads;
+      o["status"] = run.status();
+      o["times"] = run.train_seconds_per_repeat;
+      const SampleStats s = summarize(run.train_seconds_per_repeat);
+      o["repeats"] = s.n;
+      o["median"] = s.median;
+      o["min"] = s.min;
+      o["max"] = s.max;
+      o["mean"] = s.mean;
+      o["stddev"] = s.stddev;
+      o["seconds_per_epoch"] = run.epochs_done ? s.median / run.epochs_done : 0.0;
+      o["samples_per_second"] = s.median > 0 ? double(run.samples) * run.epochs_done / s.median : 0.0;
+      o["initial_loss"] = run.losses.empty() ? json(nullptr) : finite_or_null(run.losses.front());
+      o["final_loss"] = run.losses.empty() ? json(nullptr) : finite_or_null(run.losses.back());
+      o["warmup_epochs"] = run.warmup_epochs;
+      o["warmup_seconds"] = run.warmup_seconds;
+      o["setup_seconds"] = run.setup_seconds;
+      o["transfer_seconds"] = run.setup.transfer_seconds;
+      o["nondeterministic"] = run.nondeterministic;
+      if (run.diverged_epoch) o["diverged_epoch"] = run.diverged_epoch;
+      j["results"].push_back(o);
+    }
+    const double sp = point_speedup(p);
+    j["points"].push_back({{"point", p.index}, {"key", key}, {"value", p.value}, {"samples", p.samples},
+                           {"speedup", sp > 0 ? json(sp) : json(nullptr)}});
+  }
+  j["crossover"] = crossover_json(r);
+  return j;
+}
+
+std::string bench_markdown(const BenchReport& r) {
+  const json& c = r.context;
+  std::string s = fmt::format("## nntrain bench: {}\n\n", r.name);
+  std::string gpu = "none";
+  if (c.contains("gpu") && c["gpu"].value("available", false))
+    gpu = c["gpu"].value("name", std::string("?"));
+  else if (c.contains("gpu") && c["gpu"].contains("reason"))
+    gpu = "none (" + c["gpu"]["reason"].get<std::string>() + ")";
+  s += fmt::format("- nntrain {} ({}), {} build, {}\n", c.value("nntrain_version", ""), c.value("git_revision", ""),
+                   c.value("build_type", ""), c.value("precision", "fp32"));
+  s += fmt::format("- CPU: {} ({} hardware threads)\n", c.value("cpu_model", ""), c.value("hardware_threads", 0));
+  s += fmt::format("- GPU: {}\n", gpu);
+  s += fmt::format("- {} timed repeat(s) per point (median shown), {} warm-up epoch(s) excluded; set-up reported "
+                   "apart\n\n",
+                   c.value("repeats", 0), c.value("warmup_epochs", 0));
+  const std::string key = r.points.empty() || r.points[0].key.empty() ? "point" : r.points[0].key;
+  s += fmt::format("| {} | samples | device | backend | threads | epochs | median | min | max | stddev | "
+                   "samples/s | final loss | set-up |\n",
+                   key);
+  s += "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (int i : r.size_order) {
+    const BenchPoint& p = r.points[size_t(i)];
+    for (const auto& run : p.runs) {
+      const SampleStats st = summarize(run.train_seconds_per_repeat);
+      const double sps = st.median > 0 ? double(run.samples) * run.epochs_done / st.median : 0.0;
+      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3g} | {} | {} |\n",
+                       sweep_value_text(p), p.samples, run.device, run.backend, run.threads, run.epochs_done,
+                       run.status() == "ok" ? seconds_text(st.median) : run.status(), seconds_text(st.min),
+                       seconds_text(st.max), seconds_text(st.stddev), sps, loss_text(run),
+                       seconds_text(run.setup_seconds));
+    }
+  }
+  if (r.both_devices) {
+    s += fmt::format("\n| {} | samples | CPU median | GPU median | speed-up |\n|---|---:|---:|---:|---|\n", key);
+    for (int i : r.size_order) {
+      const BenchPoint& p = r.points[size_t(i)];
+      s += fmt::format("| {} | {} | {} | {} | {} |\n", sweep_value_text(p), p.samples,
+                       seconds_text(point_median(p, "cpu")), seconds_text(point_median(p, "gpu")),
+                       speedup_text(point_speedup(p)));
+    }
+    s += "\n**Crossover:** " + crossover_message(r) + "\n";
+  } else {
+    s += fmt::format("\nOnly {} ran: no CPU/GPU comparison or crossover.\n",
+                     r.devices.empty() ? std::string("-") : r.devices[0]);
+  }
+  return s;
+}
+
+void print_bench(std::FILE* out, const BenchReport& r, bool color) {
+  const char* b = color ? "\033[1m" : "";
+  const char* e = color ? "\033[0m" : "";
+  const json& c = r.context;
+  fmt::print(out, "{}nntrain {} bench{} ({}, {} build{}) — experiment \"{}\"\n", b, c.value("nntrain_version", ""),
+             e, c.value("git_revision", ""), c.value("build_type", ""), c.value("optimized", false) ? "" : ", NOT optimised",
+             r.name);
+  fmt::print(out, "  cpu      {} ({} hardware threads; SIMD {})\n", c.value("cpu_model", ""),
+             c.value("hardware_threads", 0), c.value("cpu_simd", ""));
+  if (c.contains("gpu")) {
+    const json& g = c["gpu"];
+    if (g.value("available", false))
+      fmt::print(out, "  gpu      {}, compute capability {}, {} SMs\n", g.value("name", ""),
+                 g.value("compute_capability", ""), g.value("sm_count", 0));
+    else
+      fmt::print(out, "  gpu      none: {}\n", g.value("reason", ""));
+    auto ver = [](int v) { return v ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : std::string("-"); };
+    if (g.contains("driver_version") || g.contains("runtime_version") || g.contains("cublas_version"))
+      fmt::print(out, "  cuda     driver {} · runtime {} · cuBLAS {}\n", ver(g.value("driver_version", 0)),
+                 ver(g.value("runtime_version", 0)),
+                 g.contains("cublas_version") ? std::to_string(g["cublas_version"].get<int>()) : "-");
+  }
+  fmt::print(out, "  build    {} · {} · {} · precision {}\n", c.value("build_type", ""), c.value("compiler", ""),
+             c.value("cuda_build", ""), c.value("precision", "fp32"));
+  fmt::print(out, "  timing   {} repeat(s) per point (median, min, max, mean, stddev) · {} warm-up epoch(s) excluded\n",
+             c.value("repeats", 0), c.value("warmup_epochs", 0));
+  if (!c.value("optimized", true))
+    fmt::print(out, "  warning  this build is not optimised: timings are not representative\n");
+
+  for (const auto& p : r.points) {
+    fmt::print(out, "\n{}Point {}/{}: {}{} — {} samples, {} epochs\n", b, p.index + 1, r.points.size(),
+               point_label(p), e, p.samples, p.epochs);
+    fmt::print(out, "  {:<6} {:<14} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11} {:>12} {:>10}\n", "device",
+               "backend", "threads", "median", "min", "max", "mean", "stddev", "samples/s", "final loss", "set-up");
+    for (const auto& run : p.runs) {
+      const SampleStats st = summarize(run.train_seconds_per_repeat);
+      const double sps = st.median > 0 ? double(run.samples) * run.epochs_done / st.median : 0.0;
+      fmt::print(out, "  {:<6} {:<14} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11.4g} {:>12} {:>10}\n",
+                 run.device, run.backend, run.threads, seconds_text(st.median), seconds_text(st.min),
+                 seconds_text(st.max), seconds_text(st.mean), seconds_text(st.stddev), sps, loss_text(run),
+                 seconds_text(run.setup_seconds));
+      if (run.status() != "ok")
+        fmt::print(out, "  {:<6} {} at epoch {}: its time is not used\n", "", run.status(),
+                   run.diverged_epoch ? run.diverged_epoch : run.epochs_done);
+      if (run.nondeterministic) fmt::print(out, "  {:<6} warning: repeats gave different loss curves\n", "");
+    }
+    if (r.both_devices) fmt::print(out, "  speed-up: {}\n", speedup_text(point_speedup(p)));
+  }
+
+  const std::string key = r.points.empty() || r.points[0].key.empty() ? "point" : r.points[0].key;
+  fmt::print(out, "\n{}Summary{} (median training time; set-up and warm-up excluded)\n", b, e);
+  fmt::print(out, "  {:<16} {:>10}", key, "samples");
+  for (const auto& d : r.devices) fmt::print(out, " {:>10}", d);
+  if (r.both_devices) fmt::print(out, "  {}", "speed-up");
+  fmt::print(out, "\n");
+  for (int i : r.size_order) {
+    const BenchPoint& p = r.points[size_t(i)];
+    fmt::print(out, "  {:<16} {:>10}", sweep_value_text(p), p.samples);
+    for (const auto& d : r.devices) fmt::print(out, " {:>10}", seconds_text(point_median(p, d)));
+    if (r.both_devices) fmt::print(out, "  {}", speedup_text(point_speedup(p)));
+    fmt::print(out, "\n");
+  }
+  fmt::print(out, "\n{}Crossover{}: {}\n", b, e, crossover_message(r));
+  std::fflush(out);
+}
+
+}  // namespace nntrain

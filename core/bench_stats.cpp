@@ -1,0 +1,125 @@
+// bench_stats.cpp — see bench_stats.hpp.
+#include "bench_stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "errors.hpp"
+
+namespace nntrain {
+
+SampleStats summarize(const std::vector<double>& samples) {
+  if (samples.empty()) throw std::invalid_argument("summarize: no samples");
+  std::vector<double> v = samples;
+  std::sort(v.begin(), v.end());
+  SampleStats s;
+  s.n = int(v.size());
+  const size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  s.min = v.front();
+  s.max = v.back();
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / double(n);
+  if (n > 1) {
+    double ss = 0;
+    for (double x : v) ss += (x - s.mean) * (x - s.mean);
+    s.stddev = std::sqrt(ss / double(n - 1));
+  }
+  return s;
+}
+
+std::vector<std::string> split_top_level(const std::string& list) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::vector<char> stack;  // expected closing brackets
+  bool in_string = false, escaped = false;
+  for (char c : list) {
+    if (in_string) {
+      cur += c;
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[') stack.push_back(']');
+    else if (c == '{') stack.push_back('}');
+    else if (c == ']' || c == '}') {
+      if (stack.empty() || stack.back() != c)
+        throw UsageError("--sweep values \"" + list + "\": unbalanced '" + std::string(1, c) + "'");
+      stack.pop_back();
+    } else if (c == ',' && stack.empty()) {
+      out.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  if (in_string) throw UsageError("--sweep values \"" + list + "\": unterminated string");
+  if (!stack.empty())
+    throw UsageError("--sweep values \"" + list + "\": missing '" + std::string(1, stack.back()) + "'");
+  out.push_back(cur);
+  return out;
+}
+
+SweepSpec parse_sweep(const std::string& arg) {
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError("--sweep \"" + arg + "\" is not of the form key.path=v1,v2,...");
+  SweepSpec s;
+  s.key = arg.substr(0, eq);
+  if (s.key.find_first_of(" \t,[]{}\"") != std::string::npos)
+    throw UsageError("--sweep key \"" + s.key + "\" is not a config key path (e.g. data.grid)");
+  const std::vector<std::string> parts = split_top_level(arg.substr(eq + 1));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& t = parts[i];
+    const size_t b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
+    if (b == std::string::npos)
+      throw UsageError("--sweep " + s.key + ": value " + std::to_string(i + 1) + " of " +
+                       std::to_string(parts.size()) + " is empty");
+    const std::string text = t.substr(b, e - b + 1);
+    nlohmann::json v;
+    try {
+      v = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error&) {
+      v = text;
+    }
+    s.texts.push_back(text);
+    s.values.push_back(v);
+  }
+  return s;
+}
+
+Crossover find_crossover(const std::vector<PointTimes>& points) {
+  Crossover c;
+  std::vector<int> valid;
+  for (size_t i = 0; i < points.size(); ++i)
+    if (points[i].cpu_seconds > 0 && points[i].gpu_seconds > 0) valid.push_back(int(i));
+  if (valid.empty()) return c;
+  c.evaluated = true;
+  auto gpu_wins = [&](int i) { return points[size_t(i)].gpu_seconds < points[size_t(i)].cpu_seconds; };
+  for (int i : valid)
+    if (gpu_wins(i)) {
+      c.first_faster = i;
+      break;
+    }
+  // Walk back from the largest size while the GPU keeps winning.
+  for (size_t k = valid.size(); k-- > 0;) {
+    if (!gpu_wins(valid[k])) break;
+    c.faster_from = valid[k];
+    if (k > 0) {
+      const PointTimes& lo = points[size_t(valid[k - 1])];
+      const PointTimes& hi = points[size_t(valid[k])];
+      if (!gpu_wins(valid[k - 1]) && lo.samples > 0 && hi.samples > lo.samples) {
+        const double r0 = std::log(lo.cpu_seconds / lo.gpu_seconds);  // <= 0
+        const double r1 = std::log(hi.cpu_seconds / hi.gpu_seconds);  // > 0
+        const double t = r1 > r0 ? -r0 / (r1 - r0) : 1.0;
+        c.interpolated_samples = std::exp(std::log(lo.samples) + t * (std::log(hi.samples) - std::log(lo.samples)));
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace nntrain
