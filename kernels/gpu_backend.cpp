@@ -35,6 +35,14 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 constexpr int kMaxGraphSteps = 256;
 constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 
+FusedPlan plan_fused_for(const ModelSpec& spec) {
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  std::vector<Activation> acts;
+  for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
+  return plan_fused(spec.widths, acts, size_t(optin));
+}
+
 class GpuBackend final : public Backend {
  public:
   GpuBackend(const Dataset& data, const BackendOptions& opt, const GpuInfo& info)
@@ -164,11 +172,7 @@ class GpuBackend final : public Backend {
   int steps_per_epoch() const { return plan_.batches; }
 
   void choose_path() {
-    int optin = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-    std::vector<Activation> acts;
-    for (int l = 0; l < spec_.layers(); ++l) acts.push_back(spec_.activation(l));
-    fused_plan_ = plan_fused(spec_.widths, acts, size_t(optin));
+    fused_plan_ = plan_fused_for(spec_);
     const std::string& want = opt_.gpu_path;
     if (want == "fused") {
       if (!fused_plan_.fits) throw UsageError("gpu.path fused: this network does not fit the fused kernel: " + fused_plan_.why);
@@ -344,6 +348,12 @@ class GpuBackend final : public Backend {
 };
 
 }  // namespace
+
+std::string gpu_path_problem(const ModelSpec& spec, const std::string& gpu_path) {
+  if (gpu_path != "fused") return "";
+  const FusedPlan p = plan_fused_for(spec);
+  return p.fits ? "" : "this network does not fit the fused kernel: " + p.why;
+}
 
 std::unique_ptr<Backend> make_gpu_backend(const Dataset& data, const BackendOptions& opt) {
   const GpuInfo info = query_gpu();

@@ -100,6 +100,10 @@ TEST_CASE("auto picks the fused path for the reference net and cuBLAS for a wide
   CHECK_THAT(wide->details(), Catch::Contains("256"));
   wide_opt.gpu_path = "fused";
   CHECK_THROWS_AS(make_gpu_backend(d, wide_opt), UsageError);
+  // The CLI's check before it writes anything says the same.
+  CHECK_THAT(gpu_path_problem(wide_opt.spec, "fused"), Catch::Contains("256"));
+  CHECK(gpu_path_problem(wide_opt.spec, "cublas").empty());
+  CHECK(gpu_path_problem(peaks_options("fused").spec, "fused").empty());
 }
 
 TEST_CASE("two GPU runs are bit-identical, losses and weights", "[gpu][determinism]") {
