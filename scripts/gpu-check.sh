@@ -130,7 +130,7 @@ if b_cpu and b_gpu and b_gpu["train_seconds"] > 0:
 PY
 
 echo
-echo "nntrain gpu-check $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(head -2 "$OUTDIR/machine.txt" | tail -1)"
+X
 grep -E "^(gpu|driver|runtime|cublas|archs) " "$OUTDIR/info.txt"
 printf '%s\n' "${ROWS[@]}"
 echo
