@@ -130,7 +130,7 @@ if b_cpu and b_gpu and b_gpu["train_seconds"] > 0:
 PY
 
 echo
-X
+echo "nntrain gpu-check $(git rev-parse --short HEAD 2>/dev/null || echo "?"), $(date -u +%Y-%m-%d)"
 grep -E "^(gpu|driver|runtime|cublas|archs) " "$OUTDIR/info.txt"
 printf '%s\n' "${ROWS[@]}"
 echo
