@@ -39,7 +39,11 @@ int cmd_info() {
   if (g.built_with_cuda) {
     fmt::print("driver     CUDA {}\n", ver(g.driver_version));
     fmt::print("runtime    CUDA {}\n", ver(g.runtime_version));
-    fmt::print("cublas     {}\n", g.cublas_version ? std::to_string(g.cublas_version) : std::string("-"));
+    // cuBLAS encodes its version as major·10000 + minor·100 + patch.
+    fmt::print("cublas     {}\n", g.cublas_version ? fmt::format("{}.{}.{}", g.cublas_version / 10000,
+                                                                   (g.cublas_version / 100) % 100,
+                                                                   g.cublas_version % 100)
+                                                     : std::string("-"));
     fmt::print("archs      {}\n", g.compiled_archs);
   }
   return kExitOk;

@@ -68,6 +68,8 @@ void require_devices(const Config& cfg) {
     const GpuInfo g = query_gpu();
     if (!g.built_with_cuda) throw DeviceUnavailable("--device " + cfg.device + ": " + g.reason);
     if (!g.available) throw DeviceUnavailable("--device " + cfg.device + ": no CUDA device: " + g.reason);
+    const std::string why = gpu_path_problem(cfg.model_spec(), cfg.gpu.path);
+    if (!why.empty()) throw UsageError("config /gpu/path: fused: " + why + " (use auto or cublas)");
   }
 }
 

@@ -29,6 +29,11 @@ struct GpuInfo {
 // Never throws: an unusable GPU comes back with available = false and the reason.
 GpuInfo query_gpu();
 
+// Why `gpu_path` ("auto", "fused", "cublas") cannot train `spec` on this machine's GPU, or ""
+// when it can: lets `train` refuse `--gpu-path fused` for a net too large for the fused
+// kernel before it writes anything. Call only when query_gpu() says available.
+std::string gpu_path_problem(const ModelSpec& spec, const std::string& gpu_path);
+
 // Throws DeviceUnavailable ("no CUDA device: <reason>", "this binary was built without CUDA").
 std::unique_ptr<Backend> make_gpu_backend(const Dataset& data, const BackendOptions& opt);
 

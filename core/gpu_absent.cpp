@@ -10,6 +10,8 @@ GpuInfo query_gpu() {
   return g;
 }
 
+std::string gpu_path_problem(const ModelSpec&, const std::string&) { return ""; }
+
 std::unique_ptr<Backend> make_gpu_backend(const Dataset&, const BackendOptions&) {
   throw DeviceUnavailable("this binary was built without CUDA (rebuild with nvcc on PATH)");
 }

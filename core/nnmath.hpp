@@ -102,12 +102,23 @@ NN_HD AdamStep adam_initial_step() { return AdamStep{1.0, 1.0, 0.0f, 0.0f}; }
 // Advance to step t+1 and compute its scalars (each a lone IEEE operation: no contraction).
 NN_HD AdamStep adam_next_step(AdamStep s, const AdamHyper& h) {
   AdamStep n;
+#if defined(__CUDA_ARCH__)
+  // nvcc contracts a*b followed by 1-x into one FMA unless told otherwise: the _rn
+  // intrinsics keep every operation separately rounded, as on the host.
+  n.beta1_pow = __dmul_rn(s.beta1_pow, h.beta1);
+  n.beta2_pow = __dmul_rn(s.beta2_pow, h.beta2);
+  const double c1 = __dsub_rn(1.0, n.beta1_pow);
+  const double c2 = __dsub_rn(1.0, n.beta2_pow);
+  n.step_size = static_cast<float>(__ddiv_rn(h.lr, c1));
+  n.bias2_sqrt = static_cast<float>(__dsqrt_rn(c2));
+#else
   n.beta1_pow = s.beta1_pow * h.beta1;
   n.beta2_pow = s.beta2_pow * h.beta2;
   const double c1 = 1.0 - n.beta1_pow;
   const double c2 = 1.0 - n.beta2_pow;
   n.step_size = static_cast<float>(h.lr / c1);
   n.bias2_sqrt = static_cast<float>(::sqrt(c2));
+#endif
   return n;
 }
 

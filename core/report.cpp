@@ -190,6 +190,11 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
                  human_seconds(r.train_seconds), human_seconds(*mn), human_seconds(*mx));
     }
     fmt::print(out, "  {:<6} {}\n", "", r.details);
+    if (r.device == "gpu")  // DESIGN §7: each one-off GPU cost apart from the timed epochs
+      fmt::print(out, "  {:<6} set-up: context {}, handles {}, modules {}, buffers {}, data copy {}\n", "",
+                 human_seconds(r.setup.context_seconds), human_seconds(r.setup.handle_seconds),
+                 human_seconds(r.setup.module_seconds), human_seconds(r.setup.alloc_seconds),
+                 human_seconds(r.setup.transfer_seconds));
     if (r.nondeterministic) fmt::print(out, "  {:<6} warning: repeats gave different loss curves\n", "");
   }
   const RunResult* cpu = find_device(runs, "cpu");

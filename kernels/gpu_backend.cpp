@@ -1,0 +1,364 @@
+// gpu_backend.cpp — the GPU Backend: data kept on the device, a cuBLAS path for any network
+// and a fused path for small ones, steps captured in CUDA graphs and replayed, per-epoch
+// losses kept on the device and copied back once per chunk.
+//
+// Host C++ (not .cu): it implements core's Backend interface and calls the launchers of
+// mlp_kernels.hpp / fused_mlp.hpp and cuBLAS.
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "cuda_raii.hpp"
+#include "errors.hpp"
+#include "fused_mlp.hpp"
+#include "gpu.hpp"
+#include "mlp_kernels.hpp"
+#include "optimizer.hpp"
+#include "train_state.hpp"
+
+namespace nntrain {
+
+namespace {
+
+using namespace nntrain::cuda;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// A graph holds whole epochs (batch indices are baked into its nodes; everything else comes
+// from TrainState). Epochs with more steps than this are launched without a graph, which
+// is still asynchronous but pays a launch per kernel.
+constexpr int kMaxGraphSteps = 256;
+constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
+
+FusedPlan plan_fused_for(const ModelSpec& spec) {
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  std::vector<Activation> acts;
+  for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
+  return plan_fused(spec.widths, acts, size_t(optin));
+}
+
+class GpuBackend final : public Backend {
+ public:
+  GpuBackend(const Dataset& data, const BackendOptions& opt, const GpuInfo& info)
+      : opt_(opt), spec_(opt.spec), plan_(make_batch_plan(data.n, opt.batch_size, opt.shuffle)),
+        hyper_(adam_hyper(opt.optimizer)), sgd_(opt.optimizer.type == "sgd"), info_(info) {
+    if (data.inputs != spec_.widths.front() || data.outputs != spec_.widths.back())
+      throw UsageError("the data has " + std::to_string(data.inputs) + " inputs and " + std::to_string(data.outputs) +
+                       " outputs but the model takes " + std::to_string(spec_.widths.front()) + " and gives " +
+                       std::to_string(spec_.widths.back()));
+    auto t = Clock::now();
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaFree(nullptr));  // creates the primary context
+    setup_.context_seconds = seconds_since(t);
+
+    t = Clock::now();
+    stream_ = std::make_unique<Stream>();
+    start_ = std::make_unique<Event>();
+    stop_ = std::make_unique<Event>();
+    choose_path();
+    if (!fused_) {
+      cublas_ = std::make_unique<CublasHandle>();
+      CUBLAS_CHECK(cublasSetStream(cublas_->get(), stream_->get()));
+      CUBLAS_CHECK(cublasSetPointerMode(cublas_->get(), CUBLAS_POINTER_MODE_HOST));
+      // Plain fp32 (no TF32 tensor-op shortcut), and no atomics in any reduction.
+      CUBLAS_CHECK(cublasSetMathMode(cublas_->get(), CUBLAS_DEFAULT_MATH));
+      CUBLAS_CHECK(cublasSetAtomicsMode(cublas_->get(), CUBLAS_ATOMICS_NOT_ALLOWED));
+    }
+    setup_.handle_seconds = seconds_since(t);
+
+    t = Clock::now();
+    load_elementwise_kernels();
+    if (fused_) prepare_fused_kernels(fused_plan_);
+    setup_.module_seconds = seconds_since(t);
+
+    t = Clock::now();
+    allocate(data);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    setup_.alloc_seconds = seconds_since(t);
+
+    t = Clock::now();
+    x_.upload(data.x, stream_->get());
+    y_.upload(data.y, stream_->get());
+    stream_->synchronize();
+    setup_.transfer_seconds = seconds_since(t);
+
+    // One eager step on zero weights loads cuBLAS's kernels too (lazily loaded modules), so
+    // neither graph capture nor the timed epochs pay for it; load() then resets everything.
+    t = Clock::now();
+    w_.zero(stream_->get());
+    m_.zero(stream_->get());
+    v_.zero(stream_->get());
+    launch_reset_state(state_.get(), stream_->get());
+    enqueue_epochs(1);
+    stream_->synchronize();
+    setup_.module_seconds += seconds_since(t);
+  }
+
+  ~GpuBackend() override {
+    // Graphs and buffers free themselves; make sure nothing still runs on them.
+    if (stream_) cudaStreamSynchronize(stream_->get());
+  }
+
+  std::string device() const override { return "gpu"; }
+  std::string name() const override { return fused_ ? "gpu-fused" : "gpu-cublas"; }
+  std::string details() const override {
+    std::string s = info_.name + " (cc " + std::to_string(info_.cc_major) + "." + std::to_string(info_.cc_minor) +
+                    "), fp32; path " + (fused_ ? "fused" : "cublas") + ": " + path_why_;
+    s += steps_per_epoch() <= kMaxGraphSteps ? "; epochs replayed from CUDA graphs"
+                                             : "; " + std::to_string(steps_per_epoch()) +
+                                                   " steps per epoch, launched without a graph";
+    return s;
+  }
+
+  void load(const Params& p) override {
+    if (p.values.size() != spec_.param_count())
+      throw UsageError("GPU backend: initial parameters have the wrong size");
+    cudaStream_t s = stream_->get();
+    w_.upload(p.values, s);
+    m_.zero(s);
+    v_.zero(s);
+    launch_reset_state(state_.get(), s);
+    stream_->synchronize();
+  }
+
+  Params params() override {
+    Params p{spec_, std::vector<float>(spec_.param_count())};
+    w_.download(p.values.data(), p.values.size(), stream_->get());
+    stream_->synchronize();
+    return p;
+  }
+
+  double train(int epochs, float* losses) override {
+    if (epochs <= 0) return 0.0;
+    ensure_loss_capacity(epochs);
+    cudaStream_t s = stream_->get();
+    // Work out (and capture, if new) the graphs before the clock starts.
+    const bool graphs = steps_per_epoch() <= kMaxGraphSteps;
+    int per_graph = 0, full = 0, rest = 0;
+    if (graphs) {
+      per_graph = std::max(1, std::min(epochs, kMaxGraphSteps / steps_per_epoch()));
+      full = epochs / per_graph;
+      rest = epochs % per_graph;
+      graph_for(per_graph);
+      if (rest) graph_for(rest);
+    }
+    launch_reset_slot(state_.get(), s);
+
+    start_->record(s);
+    if (graphs) {
+      for (int k = 0; k < full; ++k) graphs_.at(per_graph).launch(s);
+      if (rest) graphs_.at(rest).launch(s);
+    } else {
+      enqueue_epochs(epochs);
+    }
+    stop_->record(s);
+    loss_dev_.download(losses, size_t(epochs), s);
+    stream_->synchronize();
+    return double(stop_->ms_since(*start_)) / 1000.0;
+  }
+
+  SetupReport setup() const override { return setup_; }
+
+  // For the [gpu] tests: which path was chosen.
+  bool fused() const { return fused_; }
+
+ private:
+  int steps_per_epoch() const { return plan_.batches; }
+
+  void choose_path() {
+    fused_plan_ = plan_fused_for(spec_);
+    const std::string& want = opt_.gpu_path;
+    if (want == "fused") {
+      if (!fused_plan_.fits) throw UsageError("gpu.path fused: this network does not fit the fused kernel: " + fused_plan_.why);
+      fused_ = true;
+      path_why_ = "requested; " + fused_plan_.why;
+    } else if (want == "cublas") {
+      fused_ = false;
+      path_why_ = "requested";
+    } else if (want == "auto" || want.empty()) {
+      fused_ = fused_plan_.fits;
+      path_why_ = fused_ ? "auto, the net is small (" + fused_plan_.why + ")"
+                         : "auto, too large for the fused kernel (" + fused_plan_.why + ")";
+    } else {
+      throw UsageError("gpu.path: unknown path \"" + want + "\" (auto, fused or cublas)");
+    }
+  }
+
+  void allocate(const Dataset& data) {
+    const int L = spec_.layers();
+    const size_t P = spec_.param_count();
+    const int B = plan_.batch;
+    x_ = DeviceBuffer<float>(data.x.size());
+    y_ = DeviceBuffer<float>(data.y.size());
+    w_ = DeviceBuffer<float>(P);
+    m_ = DeviceBuffer<float>(P);
+    v_ = DeviceBuffer<float>(P);
+    g_ = DeviceBuffer<float>(P);
+    state_ = DeviceBuffer<TrainState>(1);
+    loss_dev_ = DeviceBuffer<float>(size_t(std::max(1, opt_.chunk_epochs)));
+    if (plan_.batches > 1 && !fused_) {
+      xb_ = DeviceBuffer<float>(size_t(B) * spec_.widths.front());
+      yb_ = DeviceBuffer<float>(size_t(B) * spec_.widths.back());
+    }
+    if (fused_) {
+      const int blocks = fused_blocks(B, fused_plan_.tile);
+      grad_partial_ = DeviceBuffer<float>(P * size_t(blocks));
+      loss_partial_ = DeviceBuffer<double>(size_t(blocks));
+    } else {
+      act_.resize(size_t(L) + 1);
+      delta_.resize(size_t(L) + 1);
+      for (int l = 1; l <= L; ++l) {
+        act_[size_t(l)] = DeviceBuffer<float>(size_t(B) * spec_.widths[size_t(l)]);
+        delta_[size_t(l)] = DeviceBuffer<float>(size_t(B) * spec_.widths[size_t(l)]);
+      }
+      loss_partial_ = DeviceBuffer<double>(size_t(kMaxLossBlocks));
+      bias_partial_ = DeviceBuffer<float>(size_t(kMaxBiasChunks) * size_t(spec_.max_width()));
+      workspace_ = DeviceBuffer<unsigned char>(kCublasWorkspaceBytes);
+      // An explicit workspace: cuBLAS then allocates nothing during graph capture.
+      CUBLAS_CHECK(cublasSetWorkspace(cublas_->get(), workspace_.get(), workspace_.bytes()));
+    }
+  }
+
+  // The loss array's pointer is baked into every captured graph: growing it drops them.
+  void ensure_loss_capacity(int epochs) {
+    if (size_t(epochs) <= loss_dev_.size()) return;
+    stream_->synchronize();
+    graphs_.clear();
+    loss_dev_ = DeviceBuffer<float>(size_t(epochs));
+  }
+
+  Graph& graph_for(int epochs) {
+    auto it = graphs_.find(epochs);
+    if (it != graphs_.end()) return it->second;
+    cudaStream_t s = stream_->get();
+    Graph g;
+    Graph::begin_capture(s);
+    try {
+      enqueue_epochs(epochs);
+    } catch (...) {
+      Graph::abandon_capture(s);
+      throw;
+    }
+    g.end_capture(s);
+    CUDA_CHECK(cudaGraphUpload(g.exec(), s));
+    return graphs_.emplace(epochs, std::move(g)).first->second;
+  }
+
+  StepDesc step_desc(int b) const {
+    StepDesc d;
+    d.batch_index = b;
+    d.batches = plan_.batches;
+    d.batch_offset = b * plan_.batch;
+    d.count = plan_.size(b);
+    d.n = uint32_t(plan_.n);
+    d.shuffle = plan_.shuffle ? 1 : 0;
+    d.seed = opt_.seed;
+    return d;
+  }
+
+  void enqueue_epochs(int epochs) {
+    for (int e = 0; e < epochs; ++e)
+      for (int b = 0; b < plan_.batches; ++b) {
+        if (fused_) enqueue_fused_step(step_desc(b));
+        else enqueue_cublas_step(step_desc(b));
+      }
+  }
+
+  void enqueue_fused_step(const StepDesc& d) {
+    cudaStream_t s = stream_->get();
+    launch_fused_forward_backward(fused_plan_, w_.get(), x_.get(), y_.get(), state_.get(), d, hyper_,
+                                  grad_partial_.get(), loss_partial_.get(), s);
+    launch_fused_reduce_update(fused_plan_, d.count, grad_partial_.get(), loss_partial_.get(), g_.get(), w_.get(),
+                               m_.get(), v_.get(), state_.get(), d, hyper_, sgd_, loss_dev_.get(), s);
+  }
+
+  // One step with cuBLAS. Activations are count × width row-major = cuBLAS's column-major
+  // width × count; W_l (out × in row-major) is column-major in × out with lda = in.
+  void enqueue_cublas_step(const StepDesc& d) {
+    cudaStream_t s = stream_->get();
+    cublasHandle_t h = cublas_->get();
+    const int L = spec_.layers();
+    const int n = d.count;
+    const int n_in = spec_.widths.front(), n_out = spec_.widths.back();
+    const float one = 1.0f, zero = 0.0f;
+    const float* X = x_.get();
+    const float* Y = y_.get();
+    if (plan_.batches > 1) {
+      launch_gather(x_.get(), y_.get(), n_in, n_out, state_.get(), d, xb_.get(), yb_.get(), s);
+      X = xb_.get();
+      Y = yb_.get();
+    }
+    auto act = [&](int l) -> const float* { return l == 0 ? X : act_[size_t(l)].get(); };
+    // Forward: Z_l (out × n) = W_l (out × in) · A_l (in × n); A_{l+1} = f(Z_l + b_l).
+    for (int l = 0; l < L; ++l) {
+      const int in = spec_.in(l), out = spec_.out(l);
+      CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, w_.get() + spec_.weight_offset(l), in,
+                               act(l), in, &zero, act_[size_t(l) + 1].get(), out));
+      launch_bias_act(act_[size_t(l) + 1].get(), w_.get() + spec_.bias_offset(l), out, n, spec_.activation(l), s);
+    }
+    launch_mse_delta(act_[size_t(L)].get(), Y, n_out, n, spec_.activation(L - 1), delta_[size_t(L)].get(),
+                     loss_partial_.get(), s);
+    launch_loss_finalize(loss_partial_.get(), loss_blocks(n * n_out), n_out, d, hyper_, state_.get(),
+                         loss_dev_.get(), s);
+    // Backward: dW_l (in × out col-major) = A_l (in × n) · D_{l+1}^T; db_l = row sums of D_{l+1};
+    // D_l (in × n) = W_l^T (in × out) · D_{l+1} (out × n), then times f'(A_l).
+    for (int l = L - 1; l >= 0; --l) {
+      const int in = spec_.in(l), out = spec_.out(l);
+      CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, act(l), in, delta_[size_t(l) + 1].get(),
+                               out, &zero, g_.get() + spec_.weight_offset(l), in));
+      launch_bias_grad(delta_[size_t(l) + 1].get(), out, n, bias_partial_.get(), g_.get() + spec_.bias_offset(l), s);
+      if (l > 0) {
+        CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, w_.get() + spec_.weight_offset(l), in,
+                                 delta_[size_t(l) + 1].get(), out, &zero, delta_[size_t(l)].get(), in));
+        launch_act_backward(delta_[size_t(l)].get(), act_[size_t(l)].get(), in, n, spec_.activation(l - 1), s);
+      }
+    }
+    launch_optimizer(w_.get(), m_.get(), v_.get(), g_.get(), spec_.param_count(), state_.get(), hyper_, sgd_, s);
+  }
+
+  BackendOptions opt_;
+  ModelSpec spec_;
+  BatchPlan plan_;
+  AdamHyper hyper_;
+  bool sgd_;
+  GpuInfo info_;
+  SetupReport setup_;
+  bool fused_ = false;
+  std::string path_why_;
+  FusedPlan fused_plan_;
+
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<Event> start_, stop_;
+  std::unique_ptr<CublasHandle> cublas_;
+  DeviceBuffer<float> x_, y_, xb_, yb_;      // data (n × inputs, n × outputs), gathered batch
+  DeviceBuffer<float> w_, m_, v_, g_;        // params, Adam moments, gradient (flat)
+  DeviceBuffer<TrainState> state_;
+  DeviceBuffer<float> loss_dev_;             // one loss per epoch of the current chunk
+  std::vector<DeviceBuffer<float>> act_, delta_;  // cuBLAS path: per layer, batch × width
+  DeviceBuffer<double> loss_partial_;
+  DeviceBuffer<float> bias_partial_, grad_partial_;
+  DeviceBuffer<unsigned char> workspace_;
+  std::map<int, Graph> graphs_;              // by epochs per graph
+};
+
+}  // namespace
+
+std::string gpu_path_problem(const ModelSpec& spec, const std::string& gpu_path) {
+  if (gpu_path != "fused") return "";
+  const FusedPlan p = plan_fused_for(spec);
+  return p.fits ? "" : "this network does not fit the fused kernel: " + p.why;
+}
+
+std::unique_ptr<Backend> make_gpu_backend(const Dataset& data, const BackendOptions& opt) {
+  const GpuInfo info = query_gpu();
+  if (!info.available) throw DeviceUnavailable("no CUDA device: " + info.reason);
+  return std::make_unique<GpuBackend>(data, opt, info);
+}
+
+}  // namespace nntrain

@@ -1,0 +1,76 @@
+// gpu_info.cpp — query_gpu(): what `nntrain info` and `--device gpu` need to know about the
+// GPU, never throwing. An unusable GPU comes back with the driver's own reason.
+#include <cublas_api.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "gpu.hpp"
+
+namespace nntrain {
+
+namespace {
+
+int cublas_version_number() {
+  int major = 0, minor = 0, patch = 0;
+  if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS) return 0;
+  if (cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS) return 0;
+  if (cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS) return 0;
+  return major * 10000 + minor * 100 + patch;  // cublasGetVersion's encoding
+}
+
+}  // namespace
+
+GpuInfo query_gpu() {
+  GpuInfo g;
+  g.built_with_cuda = true;
+  g.compiled_archs = NNTRAIN_CUDA_ARCHS;
+  g.cublas_version = cublas_version_number();
+  if (cudaRuntimeGetVersion(&g.runtime_version) != cudaSuccess) g.runtime_version = 0;
+  if (cudaDriverGetVersion(&g.driver_version) != cudaSuccess) g.driver_version = 0;
+
+  // For tests of the no-GPU paths on a machine that has one.
+  const char* fake = std::getenv("NNTRAIN_FAKE_NO_GPU");
+  if (fake && std::strcmp(fake, "1") == 0) {
+    g.reason = "NNTRAIN_FAKE_NO_GPU=1 is set (treating the machine as having no GPU)";
+    return g;
+  }
+
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    g.reason = cudaGetErrorString(e);
+    (void)cudaGetLastError();
+    return g;
+  }
+  if (count == 0) {
+    g.reason = "no CUDA-capable device is detected";
+    return g;
+  }
+  cudaDeviceProp prop;
+  const cudaError_t pe = cudaGetDeviceProperties(&prop, 0);
+  if (pe != cudaSuccess) {
+    g.reason = cudaGetErrorString(pe);
+    (void)cudaGetLastError();
+    return g;
+  }
+  g.name = prop.name;
+  g.total_memory = prop.totalGlobalMem;
+  g.cc_major = prop.major;
+  g.cc_minor = prop.minor;
+  g.sm_count = prop.multiProcessorCount;
+  // The build embeds machine code and PTX for NNTRAIN_CUDA_ARCHS; the driver can JIT the PTX
+  // for newer GPUs but nothing runs on one older than the oldest arch.
+  if (prop.major * 10 + prop.minor < NNTRAIN_CUDA_MIN_ARCH) {
+    g.reason = std::string(prop.name) + " has compute capability " + std::to_string(prop.major) + "." +
+               std::to_string(prop.minor) + ", older than this build's oldest architecture (" +
+               std::to_string(NNTRAIN_CUDA_MIN_ARCH) + ")";
+    return g;
+  }
+  g.available = true;
+  return g;
+}
+
+}  // namespace nntrain
