@@ -7,6 +7,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "sysinfo.hpp"
+
 namespace nntrain {
 
 using nlohmann::json;
@@ -230,11 +232,9 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
                  g.value("compute_capability", ""), g.value("sm_count", 0));
     else
       fmt::print(out, "  gpu      none: {}\n", g.value("reason", ""));
-    auto ver = [](int v) { return v ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : std::string("-"); };
     if (g.contains("driver_version") || g.contains("runtime_version") || g.contains("cublas_version"))
-      fmt::print(out, "  cuda     driver {} · runtime {} · cuBLAS {}\n", ver(g.value("driver_version", 0)),
-                 ver(g.value("runtime_version", 0)),
-                 g.contains("cublas_version") ? std::to_string(g["cublas_version"].get<int>()) : "-");
+      fmt::print(out, "  cuda     driver {} · runtime {} · cuBLAS {}\n", cuda_version_string(g.value("driver_version", 0)),
+                 cuda_version_string(g.value("runtime_version", 0)), cublas_version_string(g.value("cublas_version", 0)));
   }
   fmt::print(out, "  build    {} · {} · {} · precision {}\n", c.value("build_type", ""), c.value("compiler", ""),
              c.value("cuda_build", ""), c.value("precision", "fp32"));

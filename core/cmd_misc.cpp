@@ -35,15 +35,10 @@ int cmd_info() {
   } else {
     fmt::print("gpu        none: {}\n", g.reason);
   }
-  auto ver = [](int v) { return v ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : std::string("-"); };
   if (g.built_with_cuda) {
-    fmt::print("driver     CUDA {}\n", ver(g.driver_version));
-    fmt::print("runtime    CUDA {}\n", ver(g.runtime_version));
-    // cuBLAS encodes its version as major·10000 + minor·100 + patch.
-    fmt::print("cublas     {}\n", g.cublas_version ? fmt::format("{}.{}.{}", g.cublas_version / 10000,
-                                                                   (g.cublas_version / 100) % 100,
-                                                                   g.cublas_version % 100)
-                                                     : std::string("-"));
+    fmt::print("driver     CUDA {}\n", cuda_version_string(g.driver_version));
+    fmt::print("runtime    CUDA {}\n", cuda_version_string(g.runtime_version));
+    fmt::print("cublas     {}\n", cublas_version_string(g.cublas_version));
     fmt::print("archs      {}\n", g.compiled_archs);
   }
   return kExitOk;

@@ -1,6 +1,8 @@
 // sysinfo.cpp — see sysinfo.hpp.
 #include "sysinfo.hpp"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <thread>
 
@@ -62,6 +64,14 @@ std::string cpu_simd() {
 #endif
   if (!s.empty()) s.pop_back();
   return s.empty() ? "none detected" : s;
+}
+
+std::string cuda_version_string(int v) {
+  return v ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : std::string("-");
+}
+
+std::string cublas_version_string(int v) {
+  return v ? fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100) : std::string("-");
 }
 
 nlohmann::json context_json(bool query_gpu_too) {

@@ -21,6 +21,12 @@ std::string cpu_model();
 int hardware_threads();
 std::string cpu_simd();  // e.g. "avx512f avx2 fma"
 
+// Version numbers as the CUDA APIs encode them, for people: cudaDriverGetVersion /
+// cudaRuntimeGetVersion give 1000·major + 10·minor ("13.0"), cublasGetVersion gives
+// 10000·major + 100·minor + patch ("13.1.0"); 0 (unknown) gives "-".
+std::string cuda_version_string(int v);
+std::string cublas_version_string(int v);
+
 // Context of a measurement: machine, build, GPU (queried, never throws).
 nlohmann::json context_json(bool query_gpu_too);
 

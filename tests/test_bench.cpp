@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sysinfo.hpp"
 #include "bench_stats.hpp"
 #include "cli_util.hpp"
 #include "errors.hpp"
@@ -236,4 +237,13 @@ TEST_CASE("bench keeps going past a diverged point, marks it and exits 4 after e
   CHECK(b["results"][1]["epochs"] == 200);
   CHECK(b["results"][1]["times"].size() == 2);
   fs::remove_all(dir);
+}
+
+TEST_CASE("CUDA and cuBLAS version numbers are shown as people write them", "[bench]") {
+  CHECK(nntrain::cuda_version_string(13000) == "13.0");
+  CHECK(nntrain::cuda_version_string(12040) == "12.4");
+  CHECK(nntrain::cuda_version_string(0) == "-");
+  CHECK(nntrain::cublas_version_string(130100) == "13.1.0");
+  CHECK(nntrain::cublas_version_string(120403) == "12.4.3");
+  CHECK(nntrain::cublas_version_string(0) == "-");
 }
