@@ -189,7 +189,9 @@ template <int S>
 void prepare_fb(size_t smem) {
   cudaFuncAttributes attr;
   CUDA_CHECK(cudaFuncGetAttributes(&attr, fused_forward_backward_kernel<S>));
-  if (smem > size_t(kSmallSharedLimit))
+  // The limit is per kernel, not per plan: only ever raise it, so a second backend with a
+  // smaller (but > 48 KiB) plan cannot lower it under a live backend's captured graphs.
+  if (smem > size_t(kSmallSharedLimit) && smem > size_t(attr.maxDynamicSharedSizeBytes))
     CUDA_CHECK(cudaFuncSetAttribute(fused_forward_backward_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(smem)));
 }

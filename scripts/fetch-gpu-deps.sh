@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fetch-gpu-deps.sh — downloads (here, where Debian's mirrors are reachable) the .deb files the
 # lent GPU machine needs to build nntrain, into .deps/debs (git-ignored). On the GPU machine,
-# scripts/gpu-check.sh unpacks them with `dpkg -x` into .deps/root (never into /) and points
+# scripts/gpu-check.sh unpacks them with `dpkg -x` into build-gpu-deps/ (never into /) and points
 # CMAKE_PREFIX_PATH there. Name `.deps` in the device tool's `carry`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
