@@ -49,6 +49,10 @@ struct Kernels {
   void (*scale_by_derivative)(float* P, const float* Aprev, int rows, int T, int act);
   // out[k] = sum of acc[k*lanes .. k*lanes+lanes) in a fixed pairwise order, k < n.
   void (*lane_reduce)(const float* acc, size_t n, float* out);
+  // grad_lanes (A rows T apart) and backprop (Aprev = A) in one call, the same results: for
+  // layers with few outputs (<= 8) a single fused pass over the tile, otherwise the two kernels.
+  void (*grad_backprop)(const float* W, const float* D, const float* A, int in, int out, int T, int act_prev,
+                        float* gW, float* gb, float* P);
 };
 
 const Kernels& kernels_generic();
