@@ -178,7 +178,8 @@ std::string bench_markdown(const BenchReport& r) {
     gpu = "none (" + c["gpu"]["reason"].get<std::string>() + ")";
   s += fmt::format("- nntrain {} ({}), {} build, {}\n", c.value("nntrain_version", ""), c.value("git_revision", ""),
                    c.value("build_type", ""), c.value("precision", "fp32"));
-  s += fmt::format("- CPU: {} ({} hardware threads)\n", c.value("cpu_model", ""), c.value("hardware_threads", 0));
+  s += fmt::format("- CPU: {} ({} hardware threads{})\n", c.value("cpu_model", ""), c.value("hardware_threads", 0),
+                   load_average_note(c.value("load_average_1min", -1.0)));
   s += fmt::format("- GPU: {}\n", gpu);
   s += fmt::format("- {} timed repeat(s) per point (median shown), {} warm-up epoch(s) excluded; set-up reported "
                    "apart\n\n",
@@ -223,8 +224,9 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
   fmt::print(out, "{}nntrain {} bench{} ({}, {} build{}) — experiment \"{}\"\n", b, c.value("nntrain_version", ""),
              e, c.value("git_revision", ""), c.value("build_type", ""), c.value("optimized", false) ? "" : ", NOT optimised",
              r.name);
-  fmt::print(out, "  cpu      {} ({} hardware threads; SIMD {})\n", c.value("cpu_model", ""),
-             c.value("hardware_threads", 0), c.value("cpu_simd", ""));
+  fmt::print(out, "  cpu      {} ({} hardware threads; SIMD {}{})\n", c.value("cpu_model", ""),
+             c.value("hardware_threads", 0), c.value("cpu_simd", ""),
+             load_average_note(c.value("load_average_1min", -1.0)));
   if (c.contains("gpu")) {
     const json& g = c["gpu"];
     if (g.value("available", false))

@@ -119,7 +119,8 @@ void print_header(std::FILE* out, const Config& cfg, const Dataset& data, bool c
                  ? std::string("full batch")
                  : fmt::format("batch {}{}", cfg.train.batch_size, cfg.train.shuffle ? " shuffled" : ""),
              cfg.seed);
-  fmt::print(out, "  device   {} · CPU {} ({} hardware threads)\n", cfg.device, cpu_model(), hardware_threads());
+  fmt::print(out, "  device   {} · CPU {} ({} hardware threads{})\n", cfg.device, cpu_model(), hardware_threads(),
+             load_average_note(load_average()));
   fmt::print(out, "  timing   {} warm-up epoch(s) excluded · {} repeat(s)\n", cfg.timing.warmup_epochs,
              cfg.timing.repeats);
   if (!bi.optimized)

@@ -66,6 +66,17 @@ std::string cpu_simd() {
   return s.empty() ? "none detected" : s;
 }
 
+double load_average() {
+  std::ifstream f("/proc/loadavg");
+  double load = -1;
+  if (!(f >> load)) return -1;
+  return load;
+}
+
+std::string load_average_note(double load) {
+  return load >= 0 ? fmt::format(", load average {:.2f}", load) : std::string();
+}
+
 std::string cuda_version_string(int v) {
   return v ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : std::string("-");
 }
@@ -88,6 +99,7 @@ nlohmann::json context_json(bool query_gpu_too) {
   j["cpu_model"] = cpu_model();
   j["hardware_threads"] = hardware_threads();
   j["cpu_simd"] = cpu_simd();
+  if (const double load = load_average(); load >= 0) j["load_average_1min"] = load;
   if (query_gpu_too) {
     const GpuInfo g = query_gpu();
     nlohmann::json gj;

@@ -19,7 +19,13 @@ const BuildInfo& build_info();
 
 std::string cpu_model();
 int hardware_threads();
-std::string cpu_simd();  // e.g. "avx512f avx2 fma"
+std::string cpu_simd();
+// The 1-minute load average (/proc/loadavg) when asked, or -1 where unknown. Recorded with
+// every measurement: other work on the machine inflates CPU timings (a spinning thread pool
+// that shares a core with another process loses most), and a reader should see that.
+double load_average();
+// ", load average 1.23" for a report line, or "" where unknown.
+std::string load_average_note(double load);  // e.g. "avx512f avx2 fma"
 
 // Version numbers as the CUDA APIs encode them, for people: cudaDriverGetVersion /
 // cudaRuntimeGetVersion give 1000·major + 10·minor ("13.0"), cublasGetVersion gives

@@ -32,6 +32,8 @@ TEST_CASE("train writes the four files with the documented fields", "[cli]") {
   CHECK(run["epochs"] == 12);
   CHECK(run["samples"] == 1600);
   CHECK(run["final_loss"].get<double>() < run["initial_loss"].get<double>());
+  // How busy the machine was is part of every measurement's context (where the OS says).
+  if (fs::exists("/proc/loadavg")) CHECK(s["context"]["load_average_1min"].get<double>() >= 0);
   const std::string csv = slurp(out + "/metrics.csv");
   CHECK(csv.rfind("device,epoch,loss\ncpu,1,", 0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 13);
