@@ -167,6 +167,7 @@ class CpuFastBackend final : public Backend {
     slots_ = AlignedFloats(size_t(max_chunks_) * P_);
     slot_loss_.assign(size_t(max_chunks_), 0.0);
     grad_ = AlignedFloats(P_);
+    sum_.assign(P_, 0.0);
 
     // Full batch: the data once in feature-major rows, padded with zeros to whole tiles.
     if (plan_.batches == 1) {
@@ -246,12 +247,26 @@ class CpuFastBackend final : public Backend {
       work(0);  // one chunk: waking the pool would only add latency
 
     const AdamStep as = optim_.advance();
+    const AdamHyper& hy = optim_.hyper();
+    const fast::AdamScalars ah{float(hy.beta1),        float(1.0 - hy.beta1), float(hy.beta2),
+                               float(1.0 - hy.beta2), float(hy.eps),         as.bias2_sqrt,
+                               as.step_size};
     auto reduce_update = [&](size_t begin, size_t end) {
-      for (size_t k = begin; k < end; ++k) {
-        double g = 0;
-        for (int c = 0; c < chunks; ++c) g += double(slots_.p[size_t(c) * P_ + k]);
-        grad_.p[k] = float(g);
+      if (optim_.is_adam()) {
+        k_->reduce_adam(slots_.p, P_, chunks, begin, end, params_.values.data(), optim_.adam_m(), optim_.adam_v(),
+                        ah);
+        return;
       }
+      // Each parameter's sum runs over the chunks in order (from 0.0). The chunk loop is
+      // outside so that the parameters' sums are independent (vectorised) instead of one
+      // dependent chain of double adds per parameter (measured ~11 us of a 180 us epoch).
+      double* sum = sum_.data();
+      for (size_t k = begin; k < end; ++k) sum[k] = 0.0;
+      for (int c = 0; c < chunks; ++c) {
+        const float* slot = slots_.p + size_t(c) * P_;
+        for (size_t k = begin; k < end; ++k) sum[k] += double(slot[k]);
+      }
+      for (size_t k = begin; k < end; ++k) grad_.p[k] = float(sum[k]);
       optim_.update_range(params_.values.data(), grad_.p, as, begin, end);
     };
     if (P_ >= kParallelUpdate && threads_ > 1) {
@@ -415,6 +430,7 @@ class CpuFastBackend final : public Backend {
   size_t acc_size_ = 0, P_ = 0;
   AlignedFloats slots_, grad_, xs_, ys_;
   std::vector<double> slot_loss_;
+  std::vector<double> sum_;  // the chunk-slot reduction's running sums
   size_t ld_ = 0;
   std::vector<Scratch> scratch_;
   std::unique_ptr<ThreadPool> pool_;
