@@ -239,7 +239,7 @@ class CpuFastBackend final : public Backend {
     std::atomic<int> next{0};
     const std::function<void(int)> work = [&](int tid) {
       for (int c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;)
-        run_chunk(scratch_[size_t(tid)], b, key, count, c);
+        run_chunk(scratch_[size_t(tid)], b, key, count, chunks, c);
     };
     if (chunks > 1)
       pool_->run(work);
@@ -286,17 +286,27 @@ class CpuFastBackend final : public Backend {
     return loss / (double(count) * double(spec_.widths.back()));
   }
 
-  void run_chunk(Scratch& s, int b, const ShuffleKey& key, int count, int c) {
+  // Chunk c's first sample: a batch of `count` samples is cut into `chunks` chunks of whole
+  // quanta, as even as possible (40,000 samples: 40 chunks of 960 or 1024 samples, not 39 of
+  // 1024 and one of 64, which left one thread a whole chunk behind the other). A function of
+  // the batch size only, never of the thread count.
+  int chunk_begin(int count, int chunks, int c) const {
+    const int64_t Q = (int64_t(count) + fast::kTileQuantum - 1) / fast::kTileQuantum;
+    return int(std::min<int64_t>(count, (Q * c) / chunks * fast::kTileQuantum));
+  }
+
+  void run_chunk(Scratch& s, int b, const ShuffleKey& key, int count, int chunks, int c) {
     const int L = spec_.layers();
     const int n_out = data_.outputs;
-    const int T = tile_;
     std::memset(s.grad.p, 0, acc_size_ * sizeof(float));
     std::memset(s.loss.p, 0, size_t(k_->lanes) * sizeof(float));
     const float two_over_count = 2.0f / (float(count) * float(n_out));
     const float* P = params_.values.data();
-    const int end = std::min(count, (c + 1) * chunk_);
-    for (int s0 = c * chunk_; s0 < end; s0 += T) {
-      const int tcount = std::min(T, count - s0);
+    const int end = chunk_begin(count, chunks, c + 1);
+    for (int s0 = chunk_begin(count, chunks, c), T; s0 < end; s0 += T) {
+      // A chunk's last tile is only as wide as its samples (in whole quanta).
+      T = int(std::min<size_t>(size_t(tile_), round_up(size_t(end - s0), size_t(fast::kTileQuantum))));
+      const int tcount = std::min(T, end - s0);
       const float *A0, *Y;
       size_t lda0, ldy;
       if (plan_.batches == 1) {
@@ -304,7 +314,7 @@ class CpuFastBackend final : public Backend {
         Y = ys_.p + s0;
         lda0 = ldy = ld_;
       } else {
-        gather(s, b, key, s0, tcount);
+        gather(s, b, key, s0, tcount, T);
         A0 = s.x.p;
         Y = s.y.p;
         lda0 = ldy = size_t(T);
@@ -382,8 +392,8 @@ class CpuFastBackend final : public Backend {
   }
 
   // The tile's samples of batch b, feature-major, zero beyond tcount.
-  void gather(Scratch& s, int b, const ShuffleKey& key, int s0, int tcount) {
-    const int n_in = data_.inputs, n_out = data_.outputs, T = tile_;
+  void gather(Scratch& s, int b, const ShuffleKey& key, int s0, int tcount, int T) {
+    const int n_in = data_.inputs, n_out = data_.outputs;
     for (int j = 0; j < tcount; ++j) {
       const uint32_t pos = uint32_t(b) * uint32_t(plan_.batch) + uint32_t(s0 + j);
       const size_t row = plan_.shuffle ? shuffle_index(key, pos) : pos;
