@@ -351,6 +351,14 @@ class CpuFastBackend final : public Backend {
         if (!blas_[size_t(l)] && l > 0) {
           // Weight gradient and D for layer l-1 in one kernel call (fused for narrow layers).
           float* gb = gW + size_t(in) * out * size_t(k_->lanes);
+          if (l == 1 && !blas_[0]) {
+            // With the first layer's gradient too (fused when it has <= 2 inputs): done.
+            float* gW0 = s.grad.p + acc_off_[0];
+            float* gb0 = gW0 + size_t(spec_.in(0)) * spec_.out(0) * size_t(k_->lanes);
+            k_->grad_backprop_first(W, D, ins[1], in, out, T, int(spec_.activation(0)), gW, gb, Dn, ins[0],
+                                    ldins[0], spec_.in(0), gW0, gb0);
+            break;
+          }
           k_->grad_backprop(W, D, ins[l], in, out, T, int(spec_.activation(l - 1)), gW, gb, Dn);
           std::swap(D, Dn);
           continue;

@@ -63,6 +63,12 @@ struct Kernels {
   // (bit-identical to nnmath.hpp's adam_update).
   void (*reduce_adam)(const float* slots, size_t stride, int chunks, size_t begin, size_t end, float* w, float* m,
                       float* v, const AdamScalars& h);
+  // grad_backprop for the second layer (P: the first layer's delta) followed by grad_lanes
+  // for the first layer (nx inputs X0, rows ldx apart, out = in of the second, gW0/gb0),
+  // the same results; with nx <= 2 and out <= 8 one pass that keeps P in registers.
+  void (*grad_backprop_first)(const float* W, const float* D, const float* A, int in, int out, int T, int act_prev,
+                              float* gW, float* gb, float* P, const float* X0, size_t ldx, int nx, float* gW0,
+                              float* gb0);
 };
 
 const Kernels& kernels_generic();
