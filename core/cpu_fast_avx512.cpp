@@ -12,6 +12,7 @@ typedef float vf __attribute__((vector_size(64)));
 typedef int vi __attribute__((vector_size(64)));
 static inline vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf vset1(float x) { return _mm512_set1_ps(x); }
+static inline vf vsqrt(vf x) { return _mm512_maskz_sqrt_ps(__mmask16(0xFFFF), x); }  // (gcc 12 warns on _mm512_sqrt_ps)
 static inline float lane_sum(vf v) {  // pairwise: halves, then halves again (as avx2, generic)
   const __m256 s8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
                     __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);

@@ -20,6 +20,11 @@ namespace nntrain::fast {
 // register block), so no kernel needs a remainder loop over samples.
 constexpr int kTileQuantum = 64;
 
+// Adam's per-step scalars in float, as nnmath.hpp's adam_update rounds them.
+struct AdamScalars {
+  float b1, c1, b2, c2, eps, bias2_sqrt, step_size;
+};
+
 struct Kernels {
   const char* isa;  // "avx512", "avx2", "generic"
   int lanes;        // floats per vector: accumulators are lanes wide
@@ -53,6 +58,17 @@ struct Kernels {
   // layers with few outputs (<= 8) a single fused pass over the tile, otherwise the two kernels.
   void (*grad_backprop)(const float* W, const float* D, const float* A, int in, int out, int T, int act_prev,
                         float* gW, float* gb, float* P);
+  // For k in [begin, end): g = sum over c < chunks of slots[c*stride + k] (in double, chunk
+  // order, from 0.0) rounded to float, then the Adam update of w[k], m[k], v[k] with g
+  // (bit-identical to nnmath.hpp's adam_update).
+  void (*reduce_adam)(const float* slots, size_t stride, int chunks, size_t begin, size_t end, float* w, float* m,
+                      float* v, const AdamScalars& h);
+  // grad_backprop for the second layer (P: the first layer's delta) followed by grad_lanes
+  // for the first layer (nx inputs X0, rows ldx apart, out = in of the second, gW0/gb0),
+  // the same results; with nx <= 2 and out <= 8 one pass that keeps P in registers.
+  void (*grad_backprop_first)(const float* W, const float* D, const float* A, int in, int out, int T, int act_prev,
+                              float* gW, float* gb, float* P, const float* X0, size_t ldx, int nx, float* gW0,
+                              float* gb0);
 };
 
 const Kernels& kernels_generic();

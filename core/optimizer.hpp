@@ -21,6 +21,11 @@ class HostOptimizer {
   AdamStep advance();
   void update_range(float* params, const float* grad, const AdamStep& s, size_t begin, size_t end);
   bool is_adam() const { return adam_; }
+  // The moments and hyper-parameters, for a backend that applies adam_update's operations
+  // itself (vectorised).
+  float* adam_m() { return m_.data(); }
+  float* adam_v() { return v_.data(); }
+  const AdamHyper& hyper() const { return hyper_; }
 
  private:
   bool adam_;
