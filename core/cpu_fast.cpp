@@ -49,12 +49,14 @@ using fast::Kernels;
 // more columns, and the tile is still in L2.
 constexpr int kTileSmall = 256;
 constexpr int kTileBlas = 256;
-// Samples per chunk (the unit of work and of the fixed reduction order): 1024, less for
+// Samples per chunk (the unit of work and of the fixed reduction order): 2048, less for
 // small batches, more for huge ones so that a batch has at most kMaxChunks chunks (bounds
-// the chunk slots' memory).
-constexpr int kChunkSamples = 1024;
+// the chunk slots' memory). A chunk has a fixed cost (zeroing the accumulators, the lane
+// sums into its slot, its share of the serial slot reduction): 2048 instead of 1024 halved
+// it (40,000 samples: 20 chunks, still 10 per thread on 2 threads).
+constexpr int kChunkSamples = 2048;
 constexpr int kMaxChunks = 64;
-// Batches under 16 × 1024 samples are cut into up to 16 chunks (of whole tiles).
+// Batches under 16 × 2048 samples are cut into up to 16 chunks (of whole tiles).
 constexpr int kMinChunks = 16;
 // Parameter counts above this reduce and update in parallel; below, threads cost more.
 constexpr size_t kParallelUpdate = 16384;
@@ -287,8 +289,8 @@ class CpuFastBackend final : public Backend {
   }
 
   // Chunk c's first sample: a batch of `count` samples is cut into `chunks` chunks of whole
-  // quanta, as even as possible (40,000 samples: 40 chunks of 960 or 1024 samples, not 39 of
-  // 1024 and one of 64, which left one thread a whole chunk behind the other). A function of
+  // quanta, as even as possible (40,000 samples: 20 chunks of 1984 or 2048 samples, not 19 of
+  // 2048 and one of 1088, which leaves one thread most of a chunk behind the other). A function of
   // the batch size only, never of the thread count.
   int chunk_begin(int count, int chunks, int c) const {
     const int64_t Q = (int64_t(count) + fast::kTileQuantum - 1) / fast::kTileQuantum;
