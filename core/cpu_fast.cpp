@@ -346,6 +346,19 @@ class CpuFastBackend final : public Backend {
         const float* W = P + spec_.weight_offset(l);
         const float* bias = P + spec_.bias_offset(l);
         const int act = int(spec_.activation(l));
+        if (l == 0 && L >= 2 && !blas_[0] && !blas_[1]) {
+          // The first two layers in one pass when the first has <= 2 inputs (same bits).
+          outs[1] = a;
+          ins[1] = outs[0];
+          ldins[1] = size_t(T);
+          if (k_->forward_first(W, bias, spec_.in(0), A0, lda0, spec_.out(0), act, outs[0],
+                                P + spec_.weight_offset(1), P + spec_.bias_offset(1), spec_.out(1), outs[1], T,
+                                int(spec_.activation(1)), tcount)) {
+            a += size_t(spec_.out(1)) * T;
+            ++l;
+            continue;
+          }
+        }
         if (blas_[size_t(l)]) {
           blas_forward(W, bias, spec_.in(l), spec_.out(l), ins[l], ldins[l], outs[l], T);
           k_->activate(outs[l], spec_.out(l), T, act, tcount);

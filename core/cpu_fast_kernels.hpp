@@ -69,6 +69,12 @@ struct Kernels {
   void (*grad_backprop_first)(const float* W, const float* D, const float* A, int in, int out, int T, int act_prev,
                               float* gW, float* gb, float* P, const float* X0, size_t ldx, int nx, float* gW0,
                               float* gb0);
+  // forward for the first layer (nx inputs X0, rows ldx apart, K outputs H, act0) and then
+  // for the second (K inputs H, out outputs Z, act1), the same results; with nx <= 2, act0
+  // identity/relu/leaky_relu and out <= 8 one pass that uses each H row as soon as it is
+  // computed. Returns false (nothing done) otherwise.
+  bool (*forward_first)(const float* W0, const float* b0, int nx, const float* X0, size_t ldx, int K, int act0,
+                        float* H, const float* W1, const float* b1, int out, float* Z, int T, int act1, int valid);
 };
 
 const Kernels& kernels_generic();
