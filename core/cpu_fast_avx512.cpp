@@ -12,6 +12,10 @@ typedef float vf __attribute__((vector_size(64)));
 typedef int vi __attribute__((vector_size(64)));
 static inline vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf vset1(float x) { return _mm512_set1_ps(x); }
+// relu as one max: maxps(z, 0) is z > 0 ? z : 0 exactly (0 for -0 and NaN: the second
+// operand), one instruction instead of a compare and a masked move (maskz: gcc 12 warns on
+// _mm512_max_ps).
+static inline vf vrelu(vf z) { return _mm512_maskz_max_ps(__mmask16(0xFFFF), z, vf{}); }
 static inline vf vsqrt(vf x) { return _mm512_maskz_sqrt_ps(__mmask16(0xFFFF), x); }  // (gcc 12 warns on _mm512_sqrt_ps)
 static inline float lane_sum(vf v) {  // pairwise: halves, then halves again (as avx2, generic)
   const __m256 s8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
