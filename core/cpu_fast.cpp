@@ -351,11 +351,23 @@ class CpuFastBackend final : public Backend {
           outs[1] = a;
           ins[1] = outs[0];
           ldins[1] = size_t(T);
-          if (k_->forward_first(W, bias, spec_.in(0), A0, lda0, spec_.out(0), act, outs[0],
-                                P + spec_.weight_offset(1), P + spec_.bias_offset(1), spec_.out(1), outs[1], T,
-                                int(spec_.activation(1)), tcount)) {
-            a += size_t(spec_.out(1)) * T;
-            ++l;
+          // And the third when it has one output and the identity (same bits).
+          const bool third = L >= 3 && !blas_[2];
+          float* out2 = a + size_t(spec_.out(1)) * T;
+          const int done = k_->forward_first(
+              W, bias, spec_.in(0), A0, lda0, spec_.out(0), act, outs[0], P + spec_.weight_offset(1),
+              P + spec_.bias_offset(1), spec_.out(1), outs[1], T, int(spec_.activation(1)), tcount,
+              third ? P + spec_.weight_offset(2) : nullptr, third ? P + spec_.bias_offset(2) : nullptr,
+              third ? spec_.out(2) : 0, out2, third ? int(spec_.activation(2)) : 0);
+          if (done >= 2) {
+            a = out2;
+            if (done == 3) {
+              outs[2] = out2;
+              ins[2] = outs[1];
+              ldins[2] = size_t(T);
+              a += size_t(spec_.out(2)) * T;
+            }
+            l += done - 1;
             continue;
           }
         }
