@@ -12,6 +12,7 @@ typedef float vf __attribute__((vector_size(32)));
 typedef int vi __attribute__((vector_size(32)));
 static inline vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline vf vset1(float x) { return _mm256_set1_ps(x); }
+static inline vf vrelu(vf z) { return _mm256_max_ps(z, vf{}); }  // z > 0 ? z : 0 exactly
 static inline vf vsqrt(vf x) { return _mm256_sqrt_ps(x); }
 static inline float lane_sum(vf v) {  // pairwise: halves, then halves again
   const __m128 s = _mm256_castps256_ps128(v) + _mm256_extractf128_ps(v, 1);

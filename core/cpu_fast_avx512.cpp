@@ -12,12 +12,40 @@ typedef float vf __attribute__((vector_size(64)));
 typedef int vi __attribute__((vector_size(64)));
 static inline vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf vset1(float x) { return _mm512_set1_ps(x); }
+// relu as one max: maxps(z, 0) is z > 0 ? z : 0 exactly (0 for -0 and NaN: the second
+// operand), one instruction instead of a compare and a masked move (maskz: gcc 12 warns on
+// _mm512_max_ps).
+static inline vf vrelu(vf z) { return _mm512_maskz_max_ps(__mmask16(0xFFFF), z, vf{}); }
 static inline vf vsqrt(vf x) { return _mm512_maskz_sqrt_ps(__mmask16(0xFFFF), x); }  // (gcc 12 warns on _mm512_sqrt_ps)
 static inline float lane_sum(vf v) {  // pairwise: halves, then halves again (as avx2, generic)
   const __m256 s8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
                     __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m128 s = _mm256_castps256_ps128(s8) + _mm256_extractf128_ps(s8, 1);
   return (s[0] + s[2]) + (s[1] + s[3]);
+}
+// lane_sum of 16 accumulators at once (out[p] = lane_sum(acc[p*16 .. p*16+16)), p < 16):
+// a transpose network whose four add levels are exactly lane_sum's halving tree (lane j +
+// lane j+8, then j + j+4, then j + j+2, then j + j+1, each pair in the same order), so the
+// same bits in ~46 instructions instead of 16 horizontal sums.
+#define NN_HAVE_LANE_SUM16 1
+static inline void lane_sum16(const float* acc, float* out) {
+  vf w[8], x[4], y[2];
+  for (int i = 0; i < 8; ++i) {  // lanes j, j+8 of two accumulators
+    const vf a = *reinterpret_cast<const vf*>(acc + (2 * i) * 16), b = *reinterpret_cast<const vf*>(acc + (2 * i + 1) * 16);
+    w[i] = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+           __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  }
+  for (int k = 0; k < 4; ++k)  // j, j+4
+    x[k] = __builtin_shufflevector(w[2 * k], w[2 * k + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+           __builtin_shufflevector(w[2 * k], w[2 * k + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+  for (int m = 0; m < 2; ++m)  // j, j+2
+    y[m] = __builtin_shufflevector(x[2 * m], x[2 * m + 1], 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29) +
+           __builtin_shufflevector(x[2 * m], x[2 * m + 1], 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+  // j, j+1; z's lane 4q + r then holds parameter 4r + q.
+  const vf z = __builtin_shufflevector(y[0], y[1], 0, 2, 16, 18, 4, 6, 20, 22, 8, 10, 24, 26, 12, 14, 28, 30) +
+               __builtin_shufflevector(y[0], y[1], 1, 3, 17, 19, 5, 7, 21, 23, 9, 11, 25, 27, 13, 15, 29, 31);
+  const vf r = __builtin_shufflevector(z, z, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  __builtin_memcpy(out, &r, sizeof(vf));
 }
 // Register blocks (32 zmm): forward 6 rows × 4 vectors = 24 accumulators + 4 inputs + 1
 // broadcast; gradients 5 × 4 = 20 accumulators + 9 operands.

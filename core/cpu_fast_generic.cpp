@@ -11,6 +11,7 @@ typedef float vf __attribute__((vector_size(16)));
 typedef int vi __attribute__((vector_size(16)));
 static inline vf vfma(vf a, vf b, vf c) { return a * b + c; }  // -ffp-contract=off: two roundings
 static inline vf vset1(float x) { return vf{x, x, x, x}; }
+static inline vf vrelu(vf z) { return z > vf{} ? z : vf{}; }
 static inline vf vsqrt(vf x) {  // correctly rounded, lane by lane
   for (int j = 0; j < LANES; ++j) x[j] = __builtin_sqrtf(x[j]);
   return x;

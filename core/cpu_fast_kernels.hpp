@@ -69,6 +69,15 @@ struct Kernels {
   void (*grad_backprop_first)(const float* W, const float* D, const float* A, int in, int out, int T, int act_prev,
                               float* gW, float* gb, float* P, const float* X0, size_t ldx, int nx, float* gW0,
                               float* gb0);
+  // forward for the first layer (nx inputs X0, rows ldx apart, K outputs H, act0), then
+  // for the second (K inputs H, out outputs Z, act1) and, if W2 is given, out2 == 1, act2 is
+  // the identity and act1 is applied in registers, for a third (out inputs Z, one output
+  // row Z2), the same results as forward calls; with nx <= 2, act0 identity/relu/leaky_relu
+  // and out <= 8 one pass that uses each H row as soon as it is computed. Returns the
+  // number of layers done: 0 (nothing: not this shape), 2 or 3.
+  int (*forward_first)(const float* W0, const float* b0, int nx, const float* X0, size_t ldx, int K, int act0,
+                       float* H, const float* W1, const float* b1, int out, float* Z, int T, int act1, int valid,
+                       const float* W2, const float* b2, int out2, float* Z2, int act2);
 };
 
 const Kernels& kernels_generic();
