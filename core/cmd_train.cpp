@@ -116,12 +116,20 @@ int cmd_train(const TrainArgs& a) {
   write_file_atomic(dir + "/metrics.csv", metrics_csv(runs));
   const nlohmann::json summary = summary_json(cfg, runs);
   write_file_atomic(dir + "/summary.json", dump(summary));
-  // A diverged run's weights are NaN/Inf: no model file for it, and none left over from an
-  // earlier run in the same --out folder to be mistaken for this run's.
-  for (size_t k = 0; k < runs.size(); ++k) {
-    const std::string file = dir + (k == 0 ? "/model.json" : "/model." + runs[k].device + ".json");
-    if (runs[k].diverged_epoch) std::filesystem::remove(file);
-    else write_file_atomic(file, model_to_json_string(runs[k].final_params));
+  // A diverged run's weights are NaN/Inf: no model or surface file for it, and none left over
+  // from an earlier run in the same --out folder to be mistaken for this run's. The same for a
+  // device that never ran (an earlier device diverged or the run was interrupted).
+  const std::vector<std::string> devices = cfg.devices();
+  for (size_t k = 0; k < devices.size(); ++k) {
+    const std::string file = dir + (k == 0 ? "/model.json" : "/model." + devices[k] + ".json");
+    const std::string surface = dir + "/surface." + devices[k] + ".csv";
+    if (k >= runs.size() || runs[k].diverged_epoch) {
+      std::filesystem::remove(file);
+      std::filesystem::remove(surface);
+      continue;
+    }
+    write_file_atomic(file, model_to_json_string(runs[k].final_params));
+    if (!a.write_surface) std::filesystem::remove(surface);  // an earlier run's, not this model's
   }
   // --save-model is what a sweep script picks up next: only a finished run is saved there.
   if (!a.save_model.empty()) {

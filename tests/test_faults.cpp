@@ -30,8 +30,10 @@ TEST_CASE("divergence: exit 4 naming the epoch, curve up to it, summary diverged
   // summary that says this run diverged.
   fs::create_directories(out);
   write_text(out + "/model.json", "stale");
+  write_text(out + "/surface.cpu.csv", "stale");
   const auto r = run_nntrain("--config configs/peaks.json --epochs 200 --lr 1e5 --quiet --out " + out +
-                             " --save-model " + saved + " data.grid=10 optimizer.type=sgd train.log_every=10");
+                             " --save-model " + saved +
+                             " --write-surface 4 data.grid=10 optimizer.type=sgd train.log_every=10");
   REQUIRE(r.exit_code == 4);
   const json s = json::parse(slurp(out + "/summary.json"));
   const json& run = s["runs"][0];
@@ -49,6 +51,7 @@ TEST_CASE("divergence: exit 4 naming the epoch, curve up to it, summary diverged
   CHECK((last.find("nan") != std::string::npos || last.find("inf") != std::string::npos));
   CHECK(fs::exists(out + "/config.resolved.json"));
   CHECK_FALSE(fs::exists(out + "/model.json"));
+  CHECK_FALSE(fs::exists(out + "/surface.cpu.csv"));
   CHECK_FALSE(fs::exists(saved));
   CHECK_THAT(r.err, Catch::Contains("--save-model") && Catch::Contains("not written"));
   fs::remove_all(out);
