@@ -2,6 +2,7 @@
 #include "trainer.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -10,7 +11,11 @@
 namespace nntrain {
 
 namespace {
-volatile std::sig_atomic_t g_stop = 0;
+// Set from a signal handler, which may run on any thread (the fast backend's pool workers
+// included), and read by the training thread: a lock-free atomic, not a volatile
+// sig_atomic_t (that is only defined for a handler on the thread that reads it).
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set from a signal handler");
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -23,8 +28,8 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-void request_stop() { g_stop = 1; }
-bool stop_requested() { return g_stop != 0; }
+void request_stop() { g_stop.store(true, std::memory_order_relaxed); }
+bool stop_requested() { return g_stop.load(std::memory_order_relaxed); }
 
 BackendOptions backend_options(const Config& cfg, const std::string& device) {
   BackendOptions o;
