@@ -20,10 +20,20 @@ constexpr auto kSpinFor = std::chrono::microseconds(500);
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
-  for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { worker(t); });
+  try {
+    for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { worker(t); });
+  } catch (...) {
+    // Thread creation failed (std::system_error: a process/thread limit). The destructor
+    // does not run for a constructor that throws, and destroying a joinable std::thread
+    // calls std::terminate: stop and join the workers already started, then report.
+    shut_down();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { shut_down(); }
+
+void ThreadPool::shut_down() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_.store(true);

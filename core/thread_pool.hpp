@@ -35,6 +35,7 @@ class ThreadPool {
 
  private:
   void worker(int index);
+  void shut_down();  // stops and joins every worker
 
   std::vector<std::thread> workers_;
   // state_: generation << 32 | closed bit | number of workers inside the current region.
