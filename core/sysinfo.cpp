@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <thread>
 
 #include "build_info.hpp"
@@ -49,6 +52,13 @@ std::string cpu_model() {
 }
 
 int hardware_threads() {
+#ifdef __linux__
+  // The CPUs this process may run on (taskset, cgroup cpusets), not all the machine has:
+  // a spinning pool with more threads than usable cores loses most of its time.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
   const unsigned n = std::thread::hardware_concurrency();
   return n ? int(n) : 1;
 }

@@ -18,6 +18,7 @@ struct BuildInfo {
 const BuildInfo& build_info();
 
 std::string cpu_model();
+// Hardware threads this process may use (its CPU affinity mask: taskset, cpusets).
 int hardware_threads();
 std::string cpu_simd();
 // The 1-minute load average (/proc/loadavg) when asked, or -1 where unknown. Recorded with

@@ -167,3 +167,19 @@ TEST_CASE("info runs and names the build", "[cli]") {
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("cpu") && Catch::Contains("cuda"));
 }
+
+TEST_CASE("the default thread count follows the CPU affinity mask", "[cli]") {
+  if (std::system("command -v taskset >/dev/null 2>&1") != 0) {
+    WARN("taskset not installed: affinity case not checked");
+    return;
+  }
+  // Pinned to one CPU (taskset), the fast backend must not start a second spinning thread.
+  const auto r = run_nntrain("--config configs/peaks.json --device cpu --epochs 2 --json --out " +
+                                 fresh_dir("affinity") + " data.grid=20",
+                             "taskset -c 0");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json s = json::parse(r.out);
+  CHECK(s["runs"][0]["threads"] == 1);
+  CHECK(s["context"]["hardware_threads"] == 1);
+}
