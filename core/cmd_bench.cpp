@@ -117,6 +117,10 @@ int cmd_bench(const BenchArgs& a) {
   }
   check_export_path(a.export_json, "--export-json");
   check_export_path(a.export_markdown, "--export-markdown");
+  if (!a.export_json.empty() && !a.export_markdown.empty() &&
+      std::filesystem::weakly_canonical(a.export_json) == std::filesystem::weakly_canonical(a.export_markdown))
+    throw UsageError(fmt::format("--export-json and --export-markdown both name {}: the Markdown would "
+                                 "overwrite the JSON", a.export_json));
 
   BenchReport report;
   report.name = configs.front().name;

@@ -184,6 +184,11 @@ TEST_CASE("bench with a bad sweep value exits 2 naming it and writes no file", "
       run_nntrain("bench --config configs/peaks.json --devices cpu --export-json " + dir + "/no/such/b.json");
   CHECK(bad_out.exit_code == 2);
   CHECK_THAT(bad_out.err, Catch::Contains("--export-json"));
+  const auto same = run_nntrain("bench --config configs/peaks.json --devices cpu --export-json " + dir +
+                                "/b.out --export-markdown " + dir + "/./b.out");
+  CHECK(same.exit_code == 2);
+  CHECK_THAT(same.err, Catch::Contains("both name"));
+  CHECK_FALSE(fs::exists(dir + "/b.out"));
   fs::remove_all(dir);
 }
 
