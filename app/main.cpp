@@ -1,4 +1,5 @@
-// main.cpp — the command line: CLI11 wiring only. Options become a Config; core does the rest.
+// main.cpp — the command line: CLI11 wiring only. Flags come from one table (cli_flags.hpp) and
+// become config overrides; the subcommands (cmd_*.cpp) do the rest.
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <signal.h>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_flags.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
 
@@ -54,18 +56,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", nntrain_version_string());
 
   TrainArgs ta;
+  ConfigFlagValues train_flags;
   auto* train = app.add_subcommand("train", "train a model (the default subcommand)");
   train->add_option("--config,-c", ta.config, "experiment config (JSON)")->required();
-  train->add_option("--device", ta.device, "cpu, gpu or both")->check(CLI::IsMember({"cpu", "gpu", "both"}));
-  train->add_option("--epochs", ta.epochs, "number of epochs");
-  train->add_option("--lr", ta.lr, "learning rate");
-  train->add_option("--seed", ta.seed, "random seed (weights and shuffles)");
-  train->add_option("--batch-size", ta.batch_size, "samples per batch; 0 = full batch");
-  train->add_option("--threads", ta.threads, "CPU threads; 0 = all");
-  train->add_option("--backend", ta.cpu_backend, "CPU backend: fast or reference")
-      ->check(CLI::IsMember({"fast", "reference"}));
-  train->add_option("--gpu-path", ta.gpu_path, "GPU path: auto, fused or cublas")
-      ->check(CLI::IsMember({"auto", "fused", "cublas"}));
+  add_config_flags(*train, kForTrain, train_flags);
   train->add_option("--out", ta.out, "output directory (default: a new numbered folder under output.dir)");
   train->add_option("--init-model", ta.init_model, "start from this model.json's weights");
   train->add_option("--save-model", ta.save_model, "also write the trained model.json here");
@@ -77,17 +71,12 @@ int main(int argc, char** argv) {
   train->add_option("overrides", ta.overrides, "key.path=value config overrides");
 
   BenchArgs ba;
+  ConfigFlagValues bench_flags;
   auto* bench = app.add_subcommand("bench", "time devices over repeats and a sweep");
   bench->add_option("--config,-c", ba.config, "experiment config (JSON)")->required();
   bench->add_option("--devices", ba.devices, "comma-separated: cpu,gpu");
-  bench->add_option("--reps", ba.reps, "timed repeats per point")->check(CLI::Range(1, 1000));
-  bench->add_option("--warmup", ba.warmup, "warm-up epochs per run")->check(CLI::Range(0, 1000000));
+  add_config_flags(*bench, kForBench, bench_flags);
   bench->add_option("--sweep", ba.sweep, "key.path=v1,v2,... (one key)");
-  bench->add_option("--threads", ba.threads, "CPU threads; 0 = all");
-  bench->add_option("--backend", ba.cpu_backend, "CPU backend: fast or reference")
-      ->check(CLI::IsMember({"fast", "reference"}));
-  bench->add_option("--gpu-path", ba.gpu_path, "GPU path: auto, fused or cublas")
-      ->check(CLI::IsMember({"auto", "fused", "cublas"}));
   bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 1)");
   bench->add_option("--export-markdown", ba.export_markdown, "write a Markdown table");
   bench->add_flag("--quiet,-q", ba.quiet, "no progress output");
@@ -123,13 +112,11 @@ int main(int argc, char** argv) {
   install_stop_handler(SIGINT);
   install_stop_handler(SIGTERM);
 
-  ta.set_flags = {train->count("--device") > 0, train->count("--epochs") > 0, train->count("--lr") > 0,
-                  train->count("--seed") > 0, train->count("--batch-size") > 0, train->count("--threads") > 0,
-                  train->count("--backend") > 0, train->count("--gpu-path") > 0};
-  ba.set_flags = {false, false, false, false, false, bench->count("--threads") > 0, bench->count("--backend") > 0,
-                  bench->count("--gpu-path") > 0};
+  // Flags are overrides applied after the user's (precedence: ... < overrides < flags).
+  for (auto& o : config_flag_overrides(train_flags)) ta.overrides.push_back(std::move(o));
+  ba.flag_overrides = config_flag_overrides(bench_flags);
+  ba.flag_keys = config_flag_keys(bench_flags);
   ba.reps_set = bench->count("--reps") > 0;
-  ba.warmup_set = bench->count("--warmup") > 0;
 
   return guarded([&] {
     if (*info) return cmd_info();

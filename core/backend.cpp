@@ -1,10 +1,9 @@
-// backend.cpp — choosing a backend for a device, and the batch plan every backend shares.
+// backend.cpp — finding a backend in the registry, and the batch plan every backend shares.
 #include "backend.hpp"
 
-#include "cpu_fast.hpp"
-#include "cpu_reference.hpp"
+#include <cstring>
+
 #include "errors.hpp"
-#include "gpu.hpp"
 
 namespace nntrain {
 
@@ -18,13 +17,17 @@ BatchPlan make_batch_plan(int n, int batch_size, bool shuffle) {
   return p;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& device, const std::string& cpu_backend,
+const BackendEntry& find_backend(const BackendRegistry& registry, Device device, CpuBackendKind cpu_backend) {
+  for (const auto& e : registry)
+    if (e.device == device && (device == Device::gpu || std::strcmp(e.name, to_string(cpu_backend)) == 0)) return e;
+  throw UsageError(std::string("no ") + to_string(device) + " backend" +
+                   (device == Device::cpu ? std::string(" named \"") + to_string(cpu_backend) + "\"" : std::string()) +
+                   " in this build");
+}
+
+std::unique_ptr<Backend> make_backend(const BackendRegistry& registry, Device device, CpuBackendKind cpu_backend,
                                       const Dataset& data, const BackendOptions& opt) {
-  if (device == "gpu") return make_gpu_backend(data, opt);
-  if (device != "cpu") throw UsageError("unknown device \"" + device + "\"");
-  if (cpu_backend == "reference") return make_cpu_reference_backend(data, opt);
-  if (cpu_backend == "fast") return make_cpu_fast_backend(data, opt);
-  throw UsageError("unknown CPU backend \"" + cpu_backend + "\" (fast or reference)");
+  return find_backend(registry, device, cpu_backend).make(data, opt);
 }
 
 }  // namespace nntrain

@@ -13,6 +13,7 @@
 #include "config.hpp"
 #include "dataset.hpp"
 #include "mlp.hpp"
+#include "names.hpp"
 
 namespace nntrain {
 
@@ -24,7 +25,7 @@ struct BackendOptions {
   bool shuffle = true;
   uint64_t seed = 1;   // mini-batch shuffle key (with the epoch number)
   int threads = 0;     // CPU threads; 0 = all hardware threads
-  std::string gpu_path = "auto";
+  GpuPath gpu_path = GpuPath::automatic;
   int chunk_epochs = 100;  // the trainer's chunk size (a GPU may capture a graph of it)
 };
 
@@ -44,7 +45,7 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  virtual std::string device() const = 0;  // "cpu" or "gpu"
+  virtual Device device() const = 0;
   virtual std::string name() const = 0;    // e.g. "cpu-reference", "cpu-fast", "gpu-cublas"
   // One line for reports: threads, SIMD, GPU name, path chosen and why.
   virtual std::string details() const = 0;
@@ -65,9 +66,24 @@ class Backend {
   virtual SetupReport setup() const = 0;
 };
 
-// Creates the backend for `device` ("cpu" or "gpu"). Throws DeviceUnavailable when the
-// device cannot be used, UsageError when the options do not suit it.
-std::unique_ptr<Backend> make_backend(const std::string& device, const std::string& cpu_backend,
+// The backend registry: which implementation trains which device. The table is built
+// above core (app/backend_registry.cpp names the implementations in kernels/), and the
+// trainer receives it, so the engine never includes an implementation.
+using BackendFactory = std::unique_ptr<Backend> (*)(const Dataset& data, const BackendOptions& opt);
+struct BackendEntry {
+  Device device;
+  const char* name;  // the config's name: "fast"/"reference" (cpu.backend), "cuda" for the GPU
+  BackendFactory make;
+};
+using BackendRegistry = std::vector<BackendEntry>;
+
+// The entry for `device`: on the CPU the one named by `cpu_backend`, on the GPU the first.
+// Throws UsageError when the registry has none.
+const BackendEntry& find_backend(const BackendRegistry& registry, Device device, CpuBackendKind cpu_backend);
+
+// Creates the backend for `device`. Throws DeviceUnavailable when the device cannot be
+// used, UsageError when the options do not suit it.
+std::unique_ptr<Backend> make_backend(const BackendRegistry& registry, Device device, CpuBackendKind cpu_backend,
                                       const Dataset& data, const BackendOptions& opt);
 
 // Epoch bookkeeping every backend shares: how an epoch splits into batches.

@@ -1,9 +1,10 @@
 // config.hpp — the one Config struct of nntrain, parsed and validated in one place.
 //
 // Precedence: built-in defaults < config file < key.path=value overrides < explicit flags.
-// The file, the overrides and the flags are merged as JSON first, then converted and
-// validated once (the defaults are the Config struct's initialisers), so every error names
-// the JSON path (/optimizer/lr) whatever layer the bad value came from.
+// A command-line flag is one more key.path=value override, applied after the user's (the
+// flag table in app/cli_flags.cpp). The file and the overrides are merged as JSON first, then
+// converted and validated once (the defaults are the Config struct's initialisers), so every
+// error names the JSON path (/optimizer/lr) whatever layer the bad value came from.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "mlp.hpp"
+#include "names.hpp"
 
 namespace nntrain {
 
@@ -51,12 +53,12 @@ struct TimingConfig {
 };
 
 struct CpuConfig {
-  std::string backend = "fast";  // "fast" | "reference"
+  CpuBackendKind backend = CpuBackendKind::fast;
   int threads = 0;               // 0 = all hardware threads
 };
 
 struct GpuConfig {
-  std::string path = "auto";  // "auto" | "fused" | "cublas"
+  GpuPath path = GpuPath::automatic;
   int chunk_epochs = 0;       // epochs per device→host loss copy; 0 = train.log_every
 };
 
@@ -68,25 +70,19 @@ struct Config {
   std::string loss = "mse";
   OptimizerConfig optimizer;
   TrainConfig train;
-  std::string device = "cpu";  // "cpu" | "gpu" | "both"
+  DeviceChoice device = DeviceChoice::cpu;
   TimingConfig timing;
   CpuConfig cpu;
   GpuConfig gpu;
   std::string output_dir = "runs/experiment";
 
   ModelSpec model_spec() const;
-  std::vector<std::string> devices() const;  // {"cpu"}, {"gpu"} or {"cpu","gpu"}
+  std::vector<Device> devices() const;  // {cpu}, {gpu} or {cpu, gpu}
 };
-
-// Parses a config file's text. Throws UsageError("<file>: malformed JSON at line L, column C: ...").
-nlohmann::json parse_config_text(const std::string& text, const std::string& source);
 
 // Applies one "key.path=value" override. The value is parsed as JSON when it is valid JSON
 // (numbers, true/false, [..], {..}, "quoted"), else taken as a string. Throws UsageError.
 void apply_override(nlohmann::json& j, const std::string& assignment);
-
-// Byte offset of the first byte that is not valid UTF-8, or std::string::npos.
-size_t invalid_utf8_at(const std::string& s);
 
 // Sets a dotted path to a value (creating objects on the way).
 void set_path(nlohmann::json& j, const std::string& dotted, const nlohmann::json& value);
@@ -102,16 +98,8 @@ Config config_from_json(const nlohmann::json& j, const std::string& config_dir);
 // The fully resolved config (every field, defaults included).
 nlohmann::json config_to_json(const Config& c);
 
-// Levenshtein distance, for "did you mean".
-size_t edit_distance(const std::string& a, const std::string& b);
-
-}  // namespace nntrain
-
-namespace nntrain {
-
-// The whole precedence chain: reads `path`, applies `overrides` (key.path=value) in order,
-// then `flags` (a JSON object of explicit command-line flags), and validates.
-Config load_config(const std::string& path, const std::vector<std::string>& overrides,
-                   const nlohmann::json& flags);
+// The whole precedence chain: reads `path`, applies `overrides` (key.path=value, the
+// command-line flags' last) in order, and validates.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides);
 
 }  // namespace nntrain

@@ -20,7 +20,7 @@ class CpuReferenceBackend final : public Backend {
         grad_(opt.spec.param_count()),
         idx_(plan_.batch) {}
 
-  std::string device() const override { return "cpu"; }
+  Device device() const override { return Device::cpu; }
   std::string name() const override { return "cpu-reference"; }
   std::string details() const override { return "reference loops, 1 thread, fp32 with fp64 sums"; }
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "build_info.hpp"
-#include "gpu.hpp"
+#include "gpu_info.hpp"
 
 namespace nntrain {
 
@@ -95,7 +95,7 @@ std::string cublas_version_string(int v) {
   return v ? fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100) : std::string("-");
 }
 
-nlohmann::json context_json(bool query_gpu_too) {
+nlohmann::json context_json(const GpuInfo* gpu) {
   const BuildInfo& b = build_info();
   nlohmann::json j;
   j["nntrain_version"] = b.version;
@@ -110,8 +110,8 @@ nlohmann::json context_json(bool query_gpu_too) {
   j["hardware_threads"] = hardware_threads();
   j["cpu_simd"] = cpu_simd();
   if (const double load = load_average(); load >= 0) j["load_average_1min"] = load;
-  if (query_gpu_too) {
-    const GpuInfo g = query_gpu();
+  if (gpu) {
+    const GpuInfo& g = *gpu;
     nlohmann::json gj;
     gj["available"] = g.available;
     if (!g.available) gj["reason"] = g.reason;

@@ -34,7 +34,9 @@ std::string load_average_note(double load);  // e.g. "avx512f avx2 fma"
 std::string cuda_version_string(int v);
 std::string cublas_version_string(int v);
 
-// Context of a measurement: machine, build, GPU (queried, never throws).
-nlohmann::json context_json(bool query_gpu_too);
+// Context of a measurement: machine, build and, when given, the GPU (the caller queried it:
+// core links no CUDA).
+struct GpuInfo;
+nlohmann::json context_json(const GpuInfo* gpu);
 
 }  // namespace nntrain

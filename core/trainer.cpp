@@ -31,7 +31,7 @@ double median(std::vector<double> v) {
 void request_stop() { g_stop.store(true, std::memory_order_relaxed); }
 bool stop_requested() { return g_stop.load(std::memory_order_relaxed); }
 
-BackendOptions backend_options(const Config& cfg, const std::string& device) {
+BackendOptions backend_options(const Config& cfg, Device device) {
   BackendOptions o;
   o.spec = cfg.model_spec();
   o.optimizer = cfg.optimizer;
@@ -40,13 +40,13 @@ BackendOptions backend_options(const Config& cfg, const std::string& device) {
   o.seed = cfg.seed;
   o.threads = cfg.cpu.threads;
   o.gpu_path = cfg.gpu.path;
-  o.chunk_epochs = device == "gpu" && cfg.gpu.chunk_epochs > 0 ? cfg.gpu.chunk_epochs : cfg.train.log_every;
+  o.chunk_epochs = device == Device::gpu && cfg.gpu.chunk_epochs > 0 ? cfg.gpu.chunk_epochs : cfg.train.log_every;
   o.chunk_epochs = std::max(1, std::min(o.chunk_epochs, std::max(1, cfg.train.epochs)));
   return o;
 }
 
-RunResult run_training(const Config& cfg, const Dataset& data, const Params& init, const std::string& device,
-                       const ProgressFn& progress) {
+RunResult run_training(const BackendRegistry& registry, const Config& cfg, const Dataset& data, const Params& init,
+                       Device device, const ProgressFn& progress) {
   const BackendOptions opt = backend_options(cfg, device);
   RunResult r;
   r.device = device;
@@ -55,7 +55,7 @@ RunResult run_training(const Config& cfg, const Dataset& data, const Params& ini
   r.warmup_epochs = cfg.timing.warmup_epochs;
 
   const auto t_setup = std::chrono::steady_clock::now();
-  auto backend = make_backend(device, cfg.cpu.backend, data, opt);
+  auto backend = make_backend(registry, device, cfg.cpu.backend, data, opt);
   backend->load(init);
   r.setup_seconds = seconds_since(t_setup);
   r.setup = backend->setup();

@@ -1,6 +1,6 @@
 // trainer.hpp — the training loop around a backend: set-up, warm-up, timed chunks, curves.
 //
-// Timing rules (DESIGN §7): set-up (backend construction, data transfer) and warm-up are
+// Timing rules (docs/DESIGN.md §7): set-up (backend construction, data transfer) and warm-up are
 // measured and reported apart; warm-up runs on the real state and the initial weights are
 // then re-loaded, so it never changes the trajectory; the timed epochs run in chunks and
 // only the backend's own clock for those chunks counts.
@@ -18,7 +18,7 @@
 namespace nntrain {
 
 struct RunResult {
-  std::string device;   // "cpu" | "gpu"
+  Device device = Device::cpu;
   std::string backend;  // backend name
   std::string details;
   int threads = 1;
@@ -49,11 +49,12 @@ struct RunResult {
 using ProgressFn = std::function<void(int done, int total, float loss)>;
 
 // Options of one training run, resolved from the Config (and the device).
-BackendOptions backend_options(const Config& cfg, const std::string& device);
+BackendOptions backend_options(const Config& cfg, Device device);
 
-// Trains one device from `init`. Throws DeviceUnavailable / UsageError from the backend.
-RunResult run_training(const Config& cfg, const Dataset& data, const Params& init, const std::string& device,
-                       const ProgressFn& progress = {});
+// Trains one device from `init` with the backend `registry` names for it. Throws
+// DeviceUnavailable / UsageError from the backend.
+RunResult run_training(const BackendRegistry& registry, const Config& cfg, const Dataset& data, const Params& init,
+                       Device device, const ProgressFn& progress = {});
 
 // Asynchronous-signal-safe stop request (SIGINT/SIGTERM): training stops after the chunk
 // in flight, and the run is marked interrupted.

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "config.hpp"
+#include "json_reader.hpp"
 #include "errors.hpp"
 
 using namespace nntrain;
@@ -9,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-Config from(const std::string& text) { return config_from_json(parse_config_text(text, "test.json"), ""); }
+Config from(const std::string& text) { return config_from_json(parse_json_text(text, "test.json"), ""); }
 
 // The error message of a config that must fail.
 std::string error_of(const std::string& text) {
@@ -33,7 +34,7 @@ TEST_CASE("defaults are the reference experiment", "[config]") {
   CHECK(c.data.grid_x1 == 200);
   CHECK(c.data.grid_x2 == 200);
   CHECK(c.timing.warmup_epochs == 5);
-  CHECK(c.device == "cpu");
+  CHECK(std::string(to_string(c.device)) == "cpu");
 }
 
 TEST_CASE("grid shorthand and full form", "[config]") {
@@ -44,7 +45,7 @@ TEST_CASE("grid shorthand and full form", "[config]") {
 }
 
 TEST_CASE("precedence: file < overrides < flags", "[config]") {
-  json j = parse_config_text(R"({"optimizer": {"lr": 0.5}, "train": {"epochs": 7}})", "t");
+  json j = parse_json_text(R"({"optimizer": {"lr": 0.5}, "train": {"epochs": 7}})", "t");
   apply_override(j, "optimizer.lr=0.25");
   apply_override(j, "model.activation=tanh");
   apply_override(j, "model.layers=[2,8,1]");
@@ -82,7 +83,7 @@ TEST_CASE("config errors name the JSON path", "[config]") {
 
 TEST_CASE("malformed JSON reports line and column", "[config]") {
   try {
-    parse_config_text("{\n  \"seed\": 1,\n  \"name\": \n}", "bad.json");
+    parse_json_text("{\n  \"seed\": 1,\n  \"name\": \n}", "bad.json");
     FAIL("expected an error");
   } catch (const UsageError& e) {
     CHECK_THAT(std::string(e.what()), Catch::Contains("bad.json") && Catch::Contains("line 4"));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "backend_registry.hpp"
 #include "cpu_fast.hpp"
 #include "cpu_reference.hpp"
 #include "mlp.hpp"
@@ -191,7 +192,9 @@ TEST_CASE("fast backend reports what it runs and refuses an unknown instruction 
   FastCpuTuning bad;
   bad.isa = "sse9";
   CHECK_THROWS_WITH(make_cpu_fast_backend(data, options(spec, 0, 1), bad), Catch::Contains("sse9"));
-  // The factory picks fast by default name and reference on request.
-  CHECK(make_backend("cpu", "fast", data, options(spec, 0, 1))->name() == "cpu-fast");
-  CHECK(make_backend("cpu", "reference", data, options(spec, 0, 1))->name() == "cpu-reference");
+  // The registry picks fast by default name and reference on request.
+  CHECK(make_backend(backend_registry(), Device::cpu, CpuBackendKind::fast, data, options(spec, 0, 1))->name() ==
+        "cpu-fast");
+  CHECK(make_backend(backend_registry(), Device::cpu, CpuBackendKind::reference, data, options(spec, 0, 1))->name() ==
+        "cpu-reference");
 }

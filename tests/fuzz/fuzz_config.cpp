@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config.hpp"
+#include "json_reader.hpp"
 #include "errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -21,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     text = text.substr(nl + 1);
   }
   try {
-    nlohmann::json j = parse_config_text(text, "fuzz.json");
+    nlohmann::json j = parse_json_text(text, "fuzz.json");
     if (!j.is_object()) return 0;
     if (!override_arg.empty()) apply_override(j, override_arg);
     const Config c = config_from_json(j, "configs");

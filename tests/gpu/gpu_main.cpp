@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "gpu.hpp"
+#include "gpu_backend.hpp"
 
 int main(int argc, char** argv) {
   bool listing = false;

@@ -16,7 +16,7 @@
 #include "cpu_reference.hpp"
 #include "dataset.hpp"
 #include "errors.hpp"
-#include "gpu.hpp"
+#include "gpu_backend.hpp"
 #include "gpu_test_util.hpp"
 #include "reference_math.hpp"
 
@@ -33,7 +33,7 @@ BackendOptions peaks_options(const std::string& path) {
   o.optimizer = OptimizerConfig{};  // adam, lr 0.08
   o.batch_size = 0;
   o.seed = 1;
-  o.gpu_path = path;
+  o.gpu_path = *parse_name(kGpuPathNames, path);
   o.chunk_epochs = 100;
   return o;
 }
@@ -98,12 +98,12 @@ TEST_CASE("auto picks the fused path for the reference net and cuBLAS for a wide
   auto wide = make_gpu_backend(d, wide_opt);
   CHECK(wide->name() == "gpu-cublas");
   CHECK_THAT(wide->details(), Catch::Contains("256"));
-  wide_opt.gpu_path = "fused";
+  wide_opt.gpu_path = GpuPath::fused;
   CHECK_THROWS_AS(make_gpu_backend(d, wide_opt), UsageError);
   // The CLI's check before it writes anything says the same.
-  CHECK_THAT(gpu_path_problem(wide_opt.spec, "fused"), Catch::Contains("256"));
-  CHECK(gpu_path_problem(wide_opt.spec, "cublas").empty());
-  CHECK(gpu_path_problem(peaks_options("fused").spec, "fused").empty());
+  CHECK_THAT(gpu_path_problem(wide_opt.spec, GpuPath::fused), Catch::Contains("256"));
+  CHECK(gpu_path_problem(wide_opt.spec, GpuPath::cublas).empty());
+  CHECK(gpu_path_problem(peaks_options("fused").spec, GpuPath::fused).empty());
 }
 
 TEST_CASE("two GPU runs are bit-identical, losses and weights", "[gpu][determinism]") {

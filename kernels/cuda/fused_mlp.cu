@@ -210,14 +210,8 @@ FusedPlan plan_fused(const std::vector<int>& widths, const std::vector<Activatio
     p.why = "malformed network";
     return p;
   }
-  if (L > kFusedMaxLayers) {
-    p.why = std::to_string(L) + " layers (the fused kernel takes at most " + std::to_string(kFusedMaxLayers) + ")";
-    return p;
-  }
-  const int wmax = *std::max_element(widths.begin(), widths.end());
-  if (wmax > kFusedMaxWidth) {
-    p.why = "a layer is " + std::to_string(wmax) + " wide (the fused kernel takes widths up to " +
-            std::to_string(kFusedMaxWidth) + ")";
+  if (const std::string why = fused_shape_problem(widths); !why.empty()) {
+    p.why = why;
     return p;
   }
   FusedNet& n = p.net;

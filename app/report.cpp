@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "run_json.hpp"
 #include "sysinfo.hpp"
 
 namespace nntrain {
@@ -27,10 +28,7 @@ std::string human_seconds(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
-// Loss values as JSON numbers, or null for NaN/Inf (JSON has no NaN).
-json loss_value(float v) { return std::isfinite(v) ? json(double(v)) : json(nullptr); }
-
-const RunResult* find_device(const std::vector<RunResult>& runs, const char* device) {
+const RunResult* find_device(const std::vector<RunResult>& runs, Device device) {
   for (const auto& r : runs)
     if (r.device == device) return &r;
   return nullptr;
@@ -43,7 +41,7 @@ bool want_color(std::FILE* f) { return std::getenv("NO_COLOR") == nullptr && ::i
 std::string metrics_csv(const std::vector<RunResult>& runs) {
   std::string s = "device,epoch,loss\n";
   for (const auto& r : runs)
-    for (size_t e = 0; e < r.losses.size(); ++e) s += fmt::format("{},{},{:.9g}\n", r.device, e + 1, r.losses[e]);
+    for (size_t e = 0; e < r.losses.size(); ++e) s += fmt::format("{},{},{:.9g}\n", to_string(r.device), e + 1, r.losses[e]);
   return s;
 }
 
@@ -52,41 +50,22 @@ json summary_json(const Config& cfg, const std::vector<RunResult>& runs) {
   j["name"] = cfg.name;
   j["runs"] = json::array();
   for (const auto& r : runs) {
-    json o;
-    o["device"] = r.device;
-    o["backend"] = r.backend;
-    o["details"] = r.details;
-    o["threads"] = r.threads;
-    o["status"] = r.status();
-    o["train_seconds"] = r.train_seconds;
+    json o = run_result_json(r);
     if (r.train_seconds_per_repeat.size() > 1) {
       const auto [mn, mx] = std::minmax_element(r.train_seconds_per_repeat.begin(), r.train_seconds_per_repeat.end());
       o["train_seconds_min"] = *mn;
       o["train_seconds_max"] = *mx;
       o["train_seconds_repeats"] = r.train_seconds_per_repeat;
     }
-    o["epochs"] = r.epochs_done;
-    o["epochs_requested"] = r.epochs_requested;
-    o["samples"] = r.samples;
-    o["initial_loss"] = r.losses.empty() ? json(nullptr) : loss_value(r.losses.front());
-    o["final_loss"] = r.losses.empty() ? json(nullptr) : loss_value(r.losses.back());
-    o["warmup_epochs"] = r.warmup_epochs;
-    o["warmup_seconds"] = r.warmup_seconds;
-    o["setup_seconds"] = r.setup_seconds;
-    o["transfer_seconds"] = r.setup.transfer_seconds;
     o["setup_breakdown"] = {{"context_seconds", r.setup.context_seconds},
                             {"handle_seconds", r.setup.handle_seconds},
                             {"module_seconds", r.setup.module_seconds},
                             {"alloc_seconds", r.setup.alloc_seconds},
                             {"transfer_seconds", r.setup.transfer_seconds}};
-    o["samples_per_second"] = r.samples_per_second();
-    o["seconds_per_epoch"] = r.epochs_done ? r.train_seconds / r.epochs_done : 0.0;
-    if (r.diverged_epoch) o["diverged_epoch"] = r.diverged_epoch;
-    if (r.nondeterministic) o["nondeterministic"] = true;
     j["runs"].push_back(o);
   }
-  const RunResult* cpu = find_device(runs, "cpu");
-  const RunResult* gpu = find_device(runs, "gpu");
+  const RunResult* cpu = find_device(runs, Device::cpu);
+  const RunResult* gpu = find_device(runs, Device::gpu);
   if (cpu && gpu) {
     j["speedup"] = gpu->train_seconds > 0 ? cpu->train_seconds / gpu->train_seconds : 0.0;
     const CurveComparison c = compare_curves(cpu->losses, gpu->losses);
@@ -96,7 +75,7 @@ json summary_json(const Config& cfg, const std::vector<RunResult>& runs) {
                        {"max_rel_loss_diff", c.max_rel_diff},
                        {"compared_epochs", c.compared_epochs}};
   }
-  j["context"] = context_json(false);
+  j["context"] = context_json(nullptr);
   return j;
 }
 
@@ -119,7 +98,7 @@ void print_header(std::FILE* out, const Config& cfg, const Dataset& data, bool c
                  ? std::string("full batch")
                  : fmt::format("batch {}{}", cfg.train.batch_size, cfg.train.shuffle ? " shuffled" : ""),
              cfg.seed);
-  fmt::print(out, "  device   {} · CPU {} ({} hardware threads{})\n", cfg.device, cpu_model(), hardware_threads(),
+  fmt::print(out, "  device   {} · CPU {} ({} hardware threads{})\n", to_string(cfg.device), cpu_model(), hardware_threads(),
              load_average_note(load_average()));
   fmt::print(out, "  timing   {} warm-up epoch(s) excluded · {} repeat(s)\n", cfg.timing.warmup_epochs,
              cfg.timing.repeats);
@@ -167,7 +146,7 @@ std::string loss_chart(const std::vector<const RunResult*>& runs, int width, int
   s += fmt::format("  {:>9}  1{:>{}}\n", "epoch", n, width - 1);
   std::string legend = "  ";
   for (size_t k = 0; k < runs.size(); ++k)
-    legend += fmt::format("{} {}   ", kSym[k % 4], runs[k]->device);
+    legend += fmt::format("{} {}   ", kSym[k % 4], to_string(runs[k]->device));
   if (runs.size() > 1) legend += "# overlap";
   s += legend + "   (log scale)\n";
   return s;
@@ -180,7 +159,7 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
   fmt::print(out, "  {:<6} {:<14} {:>7} {:>12} {:>12} {:>13} {:>11} {:>11} {:>11}\n", "device", "backend", "threads",
              "train", "per epoch", "samples/s", "set-up", "transfer", "warm-up");
   for (const auto& r : runs) {
-    fmt::print(out, "  {:<6} {:<14} {:>7} {:>12} {:>12} {:>13.4g} {:>11} {:>11} {:>11}\n", r.device, r.backend,
+    fmt::print(out, "  {:<6} {:<14} {:>7} {:>12} {:>12} {:>13.4g} {:>11} {:>11} {:>11}\n", to_string(r.device), r.backend,
                r.threads, human_seconds(r.train_seconds),
                human_seconds(r.epochs_done ? r.train_seconds / r.epochs_done : 0.0), r.samples_per_second(),
                human_seconds(r.setup_seconds), human_seconds(r.setup.transfer_seconds),
@@ -191,15 +170,15 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
                  human_seconds(r.train_seconds), human_seconds(*mn), human_seconds(*mx));
     }
     fmt::print(out, "  {:<6} {}\n", "", r.details);
-    if (r.device == "gpu")  // DESIGN §7: each one-off GPU cost apart from the timed epochs
+    if (r.device == Device::gpu)  // docs/DESIGN.md §7: each one-off GPU cost apart from the timed epochs
       fmt::print(out, "  {:<6} set-up: context {}, handles {}, modules {}, buffers {}, data copy {}\n", "",
                  human_seconds(r.setup.context_seconds), human_seconds(r.setup.handle_seconds),
                  human_seconds(r.setup.module_seconds), human_seconds(r.setup.alloc_seconds),
                  human_seconds(r.setup.transfer_seconds));
     if (r.nondeterministic) fmt::print(out, "  {:<6} warning: repeats gave different loss curves\n", "");
   }
-  const RunResult* cpu = find_device(runs, "cpu");
-  const RunResult* gpu = find_device(runs, "gpu");
+  const RunResult* cpu = find_device(runs, Device::cpu);
+  const RunResult* gpu = find_device(runs, Device::gpu);
   if (cpu && gpu && gpu->train_seconds > 0) {
     const double sp = cpu->train_seconds / gpu->train_seconds;
     fmt::print(out, "  speed-up: GPU is {:.2f}x {} than CPU for this experiment\n", sp >= 1 ? sp : 1 / sp,
@@ -211,7 +190,7 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
   for (const auto& r : runs) n = std::max(n, r.losses.size());
   if (n > 0) {
     fmt::print(out, "\n{}Loss{} (MSE; epoch = loss before that epoch's update)\n  {:>8}", b, e, "epoch");
-    for (const auto& r : runs) fmt::print(out, " {:>14}", r.device);
+    for (const auto& r : runs) fmt::print(out, " {:>14}", to_string(r.device));
     if (runs.size() == 2) fmt::print(out, " {:>12}", "rel. diff");
     fmt::print(out, "\n");
     std::vector<size_t> rows{1};
@@ -248,8 +227,8 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
   }
   for (const auto& r : runs) {
     if (r.diverged_epoch)
-      fmt::print(out, "\n{}: training diverged: loss is {} at epoch {}\n", r.device, r.losses.back(), r.diverged_epoch);
-    if (r.interrupted) fmt::print(out, "\n{}: interrupted after epoch {}\n", r.device, r.epochs_done);
+      fmt::print(out, "\n{}: training diverged: loss is {} at epoch {}\n", to_string(r.device), r.losses.back(), r.diverged_epoch);
+    if (r.interrupted) fmt::print(out, "\n{}: interrupted after epoch {}\n", to_string(r.device), r.epochs_done);
   }
   std::fflush(out);
 }

@@ -15,7 +15,7 @@
 #include "cuda_raii.hpp"
 #include "errors.hpp"
 #include "fused_mlp.hpp"
-#include "gpu.hpp"
+#include "gpu_backend.hpp"
 #include "mlp_kernels.hpp"
 #include "optimizer.hpp"
 #include "train_state.hpp"
@@ -105,7 +105,7 @@ class GpuBackend final : public Backend {
     if (stream_) cudaStreamSynchronize(stream_->get());
   }
 
-  std::string device() const override { return "gpu"; }
+  Device device() const override { return Device::gpu; }
   std::string name() const override { return fused_ ? "gpu-fused" : "gpu-cublas"; }
   std::string details() const override {
     std::string s = info_.name + " (cc " + std::to_string(info_.cc_major) + "." + std::to_string(info_.cc_minor) +
@@ -173,20 +173,18 @@ class GpuBackend final : public Backend {
 
   void choose_path() {
     fused_plan_ = plan_fused_for(spec_);
-    const std::string& want = opt_.gpu_path;
-    if (want == "fused") {
+    const GpuPath want = opt_.gpu_path;
+    if (want == GpuPath::fused) {
       if (!fused_plan_.fits) throw UsageError("gpu.path fused: this network does not fit the fused kernel: " + fused_plan_.why);
       fused_ = true;
       path_why_ = "requested; " + fused_plan_.why;
-    } else if (want == "cublas") {
+    } else if (want == GpuPath::cublas) {
       fused_ = false;
       path_why_ = "requested";
-    } else if (want == "auto" || want.empty()) {
+    } else {
       fused_ = fused_plan_.fits;
       path_why_ = fused_ ? "auto, the net is small (" + fused_plan_.why + ")"
                          : "auto, too large for the fused kernel (" + fused_plan_.why + ")";
-    } else {
-      throw UsageError("gpu.path: unknown path \"" + want + "\" (auto, fused or cublas)");
     }
   }
 
@@ -349,8 +347,12 @@ class GpuBackend final : public Backend {
 
 }  // namespace
 
-std::string gpu_path_problem(const ModelSpec& spec, const std::string& gpu_path) {
-  if (gpu_path != "fused") return "";
+std::string gpu_path_problem(const ModelSpec& spec, GpuPath gpu_path) {
+  if (gpu_path != GpuPath::fused) return "";
+  // The shape limits need no device; shared memory does, so it is checked only with one.
+  if (const std::string why = fused_shape_problem(spec.widths); !why.empty())
+    return "this network does not fit the fused kernel: " + why;
+  if (!query_gpu().available) return "";
   const FusedPlan p = plan_fused_for(spec);
   return p.fits ? "" : "this network does not fit the fused kernel: " + p.why;
 }

@@ -26,7 +26,7 @@ struct BenchPoint {
 struct BenchReport {
   std::string name;              // experiment name
   nlohmann::json context;        // machine, build, GPU, settings
-  std::vector<std::string> devices;
+  std::vector<Device> devices;
   std::vector<BenchPoint> points;  // sweep order
   std::vector<int> size_order;     // point indices by ascending samples (stable)
   bool both_devices = false;
@@ -37,7 +37,7 @@ struct BenchReport {
 void finish_report(BenchReport& r);
 
 // The run's median time on `device` at `p`, or -1 if it did not run or did not finish.
-double point_median(const BenchPoint& p, const std::string& device);
+double point_median(const BenchPoint& p, Device device);
 
 nlohmann::json bench_json(const BenchReport& r);
 std::string bench_markdown(const BenchReport& r);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "run_json.hpp"
 #include "sysinfo.hpp"
 
 namespace nntrain {
@@ -15,9 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-const RunResult* find_run(const BenchPoint& p, const std::string& device) {
+const RunResult* find_run(const BenchPoint& p, Device device) {
   for (const auto& r : p.runs)
     if (r.device == device) return &r;
   return nullptr;
@@ -31,7 +30,7 @@ std::string sweep_value_text(const BenchPoint& p) { return p.key.empty() ? std::
 
 // speed-up = CPU median / GPU median at a point; <= 0 when either is missing.
 double point_speedup(const BenchPoint& p) {
-  const double c = point_median(p, "cpu"), g = point_median(p, "gpu");
+  const double c = point_median(p, Device::cpu), g = point_median(p, Device::gpu);
   return c > 0 && g > 0 ? c / g : 0.0;
 }
 
@@ -97,15 +96,15 @@ std::string seconds_text(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
-double point_median(const BenchPoint& p, const std::string& device) {
+double point_median(const BenchPoint& p, Device device) {
   const RunResult* r = find_run(p, device);
   if (!r || r->status() != "ok" || r->train_seconds_per_repeat.empty()) return -1;
   return summarize(r->train_seconds_per_repeat).median;
 }
 
 void finish_report(BenchReport& r) {
-  r.both_devices = std::count(r.devices.begin(), r.devices.end(), "cpu") > 0 &&
-                   std::count(r.devices.begin(), r.devices.end(), "gpu") > 0;
+  r.both_devices = std::count(r.devices.begin(), r.devices.end(), Device::cpu) > 0 &&
+                   std::count(r.devices.begin(), r.devices.end(), Device::gpu) > 0;
   r.size_order.resize(r.points.size());
   std::iota(r.size_order.begin(), r.size_order.end(), 0);
   std::stable_sort(r.size_order.begin(), r.size_order.end(),
@@ -113,7 +112,7 @@ void finish_report(BenchReport& r) {
   std::vector<PointTimes> t;
   for (int i : r.size_order) {
     const BenchPoint& p = r.points[size_t(i)];
-    t.push_back({double(p.samples), point_median(p, "cpu"), point_median(p, "gpu")});
+    t.push_back({double(p.samples), point_median(p, Device::cpu), point_median(p, Device::gpu)});
   }
   r.crossover = r.both_devices ? find_crossover(t) : Crossover{};
 }
@@ -128,18 +127,10 @@ json bench_json(const BenchReport& r) {
   for (const auto& p : r.points) {
     const json key = p.key.empty() ? json(nullptr) : json(p.key);
     for (const auto& run : p.runs) {
-      json o;
+      json o = run_result_json(run);
       o["point"] = p.index;
       o["key"] = key;
       o["value"] = p.value;
-      o["samples"] = p.samples;
-      o["epochs"] = run.epochs_done;
-      o["epochs_requested"] = run.epochs_requested;
-      o["device"] = run.device;
-      o["backend"] = run.backend;
-      o["details"] = run.details;
-      o["threads"] = run.threads;
-      o["status"] = run.status();
       o["times"] = run.train_seconds_per_repeat;
       const SampleStats s = summarize(run.train_seconds_per_repeat);
       o["repeats"] = s.n;
@@ -150,14 +141,6 @@ json bench_json(const BenchReport& r) {
       o["stddev"] = s.stddev;
       o["seconds_per_epoch"] = run.epochs_done ? s.median / run.epochs_done : 0.0;
       o["samples_per_second"] = s.median > 0 ? double(run.samples) * run.epochs_done / s.median : 0.0;
-      o["initial_loss"] = run.losses.empty() ? json(nullptr) : finite_or_null(run.losses.front());
-      o["final_loss"] = run.losses.empty() ? json(nullptr) : finite_or_null(run.losses.back());
-      o["warmup_epochs"] = run.warmup_epochs;
-      o["warmup_seconds"] = run.warmup_seconds;
-      o["setup_seconds"] = run.setup_seconds;
-      o["transfer_seconds"] = run.setup.transfer_seconds;
-      o["nondeterministic"] = run.nondeterministic;
-      if (run.diverged_epoch) o["diverged_epoch"] = run.diverged_epoch;
       j["results"].push_back(o);
     }
     const double sp = point_speedup(p);
@@ -195,7 +178,7 @@ std::string bench_markdown(const BenchReport& r) {
       const SampleStats st = summarize(run.train_seconds_per_repeat);
       const double sps = st.median > 0 ? double(run.samples) * run.epochs_done / st.median : 0.0;
       s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3g} | {} | {} |\n",
-                       sweep_value_text(p), p.samples, run.device, run.backend, run.threads, run.epochs_done,
+                       sweep_value_text(p), p.samples, to_string(run.device), run.backend, run.threads, run.epochs_done,
                        run.status() == "ok" ? seconds_text(st.median) : run.status(), seconds_text(st.min),
                        seconds_text(st.max), seconds_text(st.stddev), sps, loss_text(run),
                        seconds_text(run.setup_seconds));
@@ -206,13 +189,13 @@ std::string bench_markdown(const BenchReport& r) {
     for (int i : r.size_order) {
       const BenchPoint& p = r.points[size_t(i)];
       s += fmt::format("| {} | {} | {} | {} | {} |\n", sweep_value_text(p), p.samples,
-                       seconds_text(point_median(p, "cpu")), seconds_text(point_median(p, "gpu")),
+                       seconds_text(point_median(p, Device::cpu)), seconds_text(point_median(p, Device::gpu)),
                        speedup_text(point_speedup(p)));
     }
     s += "\n**Crossover:** " + crossover_message(r) + "\n";
   } else {
     s += fmt::format("\nOnly {} ran: no CPU/GPU comparison or crossover.\n",
-                     r.devices.empty() ? std::string("-") : r.devices[0]);
+                     r.devices.empty() ? std::string("-") : std::string(to_string(r.devices[0])));
   }
   return s;
 }
@@ -254,7 +237,7 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
       const SampleStats st = summarize(run.train_seconds_per_repeat);
       const double sps = st.median > 0 ? double(run.samples) * run.epochs_done / st.median : 0.0;
       fmt::print(out, "  {:<6} {:<14} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11.4g} {:>12} {:>10}\n",
-                 run.device, run.backend, run.threads, seconds_text(st.median), seconds_text(st.min),
+                 to_string(run.device), run.backend, run.threads, seconds_text(st.median), seconds_text(st.min),
                  seconds_text(st.max), seconds_text(st.mean), seconds_text(st.stddev), sps, loss_text(run),
                  seconds_text(run.setup_seconds));
       if (run.status() != "ok")
@@ -268,13 +251,13 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
   const std::string key = r.points.empty() || r.points[0].key.empty() ? "point" : r.points[0].key;
   fmt::print(out, "\n{}Summary{} (median training time; set-up and warm-up excluded)\n", b, e);
   fmt::print(out, "  {:<16} {:>10}", key, "samples");
-  for (const auto& d : r.devices) fmt::print(out, " {:>10}", d);
+  for (const auto d : r.devices) fmt::print(out, " {:>10}", to_string(d));
   if (r.both_devices) fmt::print(out, "  {}", "speed-up");
   fmt::print(out, "\n");
   for (int i : r.size_order) {
     const BenchPoint& p = r.points[size_t(i)];
     fmt::print(out, "  {:<16} {:>10}", sweep_value_text(p), p.samples);
-    for (const auto& d : r.devices) fmt::print(out, " {:>10}", seconds_text(point_median(p, d)));
+    for (const auto d : r.devices) fmt::print(out, " {:>10}", seconds_text(point_median(p, d)));
     if (r.both_devices) fmt::print(out, "  {}", speedup_text(point_speedup(p)));
     fmt::print(out, "\n");
   }

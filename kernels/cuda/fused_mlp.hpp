@@ -12,13 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "fused_limits.hpp"
 #include "nnmath.hpp"
 #include "train_state.hpp"
 
 namespace nntrain::cuda {
 
-constexpr int kFusedMaxWidth = 64;   // one thread per sample loops over widths: keep them small
-constexpr int kFusedMaxLayers = 8;
 constexpr int kFusedReduceWarps = 8;  // warps per block of the reduce-and-update kernel
 
 // The network as the fused kernels see it (passed by value as a kernel parameter).

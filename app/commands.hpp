@@ -12,41 +12,25 @@
 
 namespace nntrain {
 
-// Which of the shared flags were given explicitly (they override the config and overrides).
-struct FlagsSet {
-  bool device = false, epochs = false, lr = false, seed = false, batch_size = false, threads = false,
-       cpu_backend = false, gpu_path = false;
-};
-
 struct TrainArgs {
   std::string config;
-  std::string device = "cpu";
-  long long epochs = 0;
-  double lr = 0;
-  unsigned long long seed = 0;
-  long long batch_size = 0;
-  long long threads = 0;
-  std::string cpu_backend, gpu_path;
   std::string out, init_model, save_model;
   bool quiet = false, json = false;
   int write_surface = 0;  // N > 0: write surface.<device>.csv, an N × N prediction grid
+  // The user's key.path=value overrides, then the flag table's (app/cli_flags.hpp).
   std::vector<std::string> overrides;
-  FlagsSet set_flags;
 };
 
 struct BenchArgs {
   std::string config;
   std::string devices = "cpu,gpu";
-  int reps = 5;
-  int warmup = 5;
   std::string sweep;
-  long long threads = 0;
-  std::string cpu_backend, gpu_path;
   std::string export_json, export_markdown;
   bool quiet = false;
-  bool reps_set = false, warmup_set = false;
-  std::vector<std::string> overrides;
-  FlagsSet set_flags;
+  bool reps_set = false;  // --reps given: else bench's default of 5 repeats sits below the overrides
+  std::vector<std::string> overrides;       // the user's key.path=value
+  std::vector<std::string> flag_overrides;  // the flag table's, applied after the sweep value
+  std::vector<std::string> flag_keys;       // config keys set by flags (a sweep must not collide)
 };
 
 struct PredictArgs {
@@ -61,8 +45,10 @@ struct Prepared {
   Params init;
 };
 Prepared prepare_run(const Config& cfg, const std::string& init_model);
-// Throws DeviceUnavailable if a requested device cannot be used.
-void require_devices(const Config& cfg);
+// The devices' check, the same for train and bench, before anything runs: a `gpu.path`
+// the network can never take is UsageError; an unusable GPU is DeviceUnavailable, its
+// message starting with `what` (e.g. "--device gpu").
+void require_devices(const Config& cfg, const std::string& what);
 // config_to_json plus the nntrain version, build type and git revision.
 nlohmann::json resolved_config_json(const Config& cfg);
 
@@ -72,14 +58,9 @@ int cmd_predict(const PredictArgs& a);
 int cmd_info();
 
 // Runs `body`, turning exceptions into a one-line "nntrain: error: ..." on stderr and the
-// documented exit code (DESIGN §5).
+// documented exit code (docs/DESIGN.md §5).
 int guarded(const std::function<int()>& body);
 
 std::string nntrain_version_string();
-
-// The explicit flags as a JSON object to merge over the config (highest precedence).
-nlohmann::json flags_json(const FlagsSet& set, const std::string& device, long long epochs, double lr,
-                          unsigned long long seed, long long batch_size, long long threads,
-                          const std::string& cpu_backend, const std::string& gpu_path);
 
 }  // namespace nntrain

@@ -211,7 +211,7 @@ class CpuFastBackend final : public Backend {
     setup_.alloc_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
-  std::string device() const override { return "cpu"; }
+  Device device() const override { return Device::cpu; }
   std::string name() const override { return "cpu-fast"; }
   std::string details() const override {
     std::string blas_layers;

@@ -1,4 +1,4 @@
-// cmd_common.cpp — exit-code mapping, version string and flag merging shared by commands.
+// cmd_common.cpp — exit-code mapping and version string shared by the commands.
 #include <fmt/format.h>
 
 #include <new>
@@ -38,21 +38,6 @@ int guarded(const std::function<int()>& body) {
 std::string nntrain_version_string() {
   const BuildInfo& b = build_info();
   return fmt::format("nntrain {} ({}, {}, {})", b.version, b.git_revision, b.build_type, b.cuda);
-}
-
-nlohmann::json flags_json(const FlagsSet& set, const std::string& device, long long epochs, double lr,
-                          unsigned long long seed, long long batch_size, long long threads,
-                          const std::string& cpu_backend, const std::string& gpu_path) {
-  nlohmann::json j = nlohmann::json::object();
-  if (set.device) j["device"] = device;
-  if (set.epochs) j["train"]["epochs"] = epochs;
-  if (set.lr) j["optimizer"]["lr"] = lr;
-  if (set.seed) j["seed"] = seed;
-  if (set.batch_size) j["train"]["batch_size"] = batch_size;
-  if (set.threads) j["cpu"]["threads"] = threads;
-  if (set.cpu_backend) j["cpu"]["backend"] = cpu_backend;
-  if (set.gpu_path) j["gpu"]["path"] = gpu_path;
-  return j;
 }
 
 }  // namespace nntrain

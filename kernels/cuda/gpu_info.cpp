@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "gpu.hpp"
+#include "gpu_backend.hpp"
 
 namespace nntrain {
 

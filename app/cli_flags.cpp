@@ -1,0 +1,97 @@
+// cli_flags.cpp — the flag table; see cli_flags.hpp.
+#include "cli_flags.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "names.hpp"
+
+namespace nntrain {
+
+namespace {
+
+enum class Kind { integer, unsigned_integer, real, choice };
+
+struct ConfigFlag {
+  const char* flag;  // as typed
+  const char* key;   // the config key it sets (dotted path)
+  const char* help;
+  Kind kind;
+  std::vector<std::string> choices;  // Kind::choice: the allowed names
+  unsigned commands;                 // kForTrain | kForBench
+  long long lo = 0, hi = 0;          // integer range checked by CLI11 when lo < hi
+};
+
+// One row per flag. A flag that maps to an existing config key is one more row here.
+const std::vector<ConfigFlag>& config_flags() {
+  static const std::vector<ConfigFlag> kConfigFlags = {
+      {"--device", "device", "cpu, gpu or both", Kind::choice, names_of(kDeviceChoiceNames), kForTrain},
+      {"--epochs", "train.epochs", "number of epochs", Kind::integer, {}, kForTrain},
+      {"--lr", "optimizer.lr", "learning rate", Kind::real, {}, kForTrain},
+      {"--seed", "seed", "random seed (weights and shuffles)", Kind::unsigned_integer, {}, kForTrain},
+      {"--batch-size", "train.batch_size", "samples per batch; 0 = full batch", Kind::integer, {}, kForTrain},
+      {"--threads", "cpu.threads", "CPU threads; 0 = all", Kind::integer, {}, kForTrain | kForBench},
+      {"--backend", "cpu.backend", "CPU backend: fast or reference", Kind::choice, names_of(kCpuBackendNames),
+       kForTrain | kForBench},
+      {"--gpu-path", "gpu.path", "GPU path: auto, fused or cublas", Kind::choice, names_of(kGpuPathNames),
+       kForTrain | kForBench},
+      {"--reps", "timing.repeats", "timed repeats per point (default 5)", Kind::integer, {}, kForBench, 1, 1000},
+      {"--warmup", "timing.warmup_epochs", "warm-up epochs per run", Kind::integer, {}, kForBench, 0, 1000000},
+  };
+  return kConfigFlags;
+}
+
+}  // namespace
+
+void add_config_flags(CLI::App& app, unsigned command, ConfigFlagValues& v) {
+  const auto& table = config_flags();
+  // Sized once: CLI11 keeps pointers into these vectors.
+  v.integers.assign(table.size(), 0);
+  v.unsigned_integers.assign(table.size(), 0);
+  v.reals.assign(table.size(), 0);
+  v.texts.assign(table.size(), "");
+  v.options.assign(table.size(), nullptr);
+  for (size_t i = 0; i < table.size(); ++i) {
+    const ConfigFlag& f = table[i];
+    if (!(f.commands & command)) continue;
+    CLI::Option* o = nullptr;
+    switch (f.kind) {
+      case Kind::integer:
+        o = app.add_option(f.flag, v.integers[i], f.help);
+        if (f.lo < f.hi) o->check(CLI::Range(f.lo, f.hi));
+        break;
+      case Kind::unsigned_integer: o = app.add_option(f.flag, v.unsigned_integers[i], f.help); break;
+      case Kind::real: o = app.add_option(f.flag, v.reals[i], f.help); break;
+      case Kind::choice: o = app.add_option(f.flag, v.texts[i], f.help)->check(CLI::IsMember(f.choices)); break;
+    }
+    v.options[i] = o;
+  }
+}
+
+std::vector<std::string> config_flag_overrides(const ConfigFlagValues& v) {
+  const auto& table = config_flags();
+  std::vector<std::string> out;
+  for (size_t i = 0; i < table.size() && i < v.options.size(); ++i) {
+    if (!v.options[i] || v.options[i]->count() == 0) continue;
+    // JSON text of the parsed value: a double prints in the shortest form that reads back to
+    // the same double, so "--lr 0.1" sets exactly 0.1.
+    nlohmann::json value;
+    switch (table[i].kind) {
+      case Kind::integer: value = v.integers[i]; break;
+      case Kind::unsigned_integer: value = v.unsigned_integers[i]; break;
+      case Kind::real: value = v.reals[i]; break;
+      case Kind::choice: value = v.texts[i]; break;
+    }
+    out.push_back(std::string(table[i].key) + "=" + value.dump());
+  }
+  return out;
+}
+
+std::vector<std::string> config_flag_keys(const ConfigFlagValues& v) {
+  const auto& table = config_flags();
+  std::vector<std::string> out;
+  for (size_t i = 0; i < table.size() && i < v.options.size(); ++i)
+    if (v.options[i] && v.options[i]->count() > 0) out.emplace_back(table[i].key);
+  return out;
+}
+
+}  // namespace nntrain

@@ -1,0 +1,36 @@
+// cli_flags.hpp — the one table of command-line flags that set a config key.
+//
+// Each such flag is declared once, here, with the config key it sets; a flag given on the
+// command line becomes one more "key=value" override, applied after the user's own
+// overrides (precedence: defaults < config file < key=value overrides < flags). Adding a
+// flag for an existing config key is one line in kConfigFlags (app/cli_flags.cpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace nntrain {
+
+enum CommandMask : unsigned { kForTrain = 1u, kForBench = 2u };
+
+// The values of the table's flags as CLI11 parsed them (typed, so "--epochs many" is refused
+// by CLI11 naming the flag, as any other malformed option).
+struct ConfigFlagValues {
+  std::vector<long long> integers;
+  std::vector<unsigned long long> unsigned_integers;
+  std::vector<double> reals;
+  std::vector<std::string> texts;
+  std::vector<CLI::Option*> options;  // one per table row used by this subcommand, or nullptr
+};
+
+// Declares the table's flags for `command` on `app`.
+void add_config_flags(CLI::App& app, unsigned command, ConfigFlagValues& values);
+
+// "key=value" for every table flag given on the command line, in table order.
+std::vector<std::string> config_flag_overrides(const ConfigFlagValues& values);
+
+// The config keys the given flags set (for bench's "a flag would override the sweep" check).
+std::vector<std::string> config_flag_keys(const ConfigFlagValues& values);
+
+}  // namespace nntrain

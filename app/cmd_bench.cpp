@@ -1,0 +1,217 @@
+// cmd_bench.cpp — `nntrain bench`: validate every sweep point, then train each point on
+// each device (same initial weights per point), then report and export.
+//
+// Nothing runs until every point's config, data and initial weights are valid, the devices
+// are usable and the export files can be written: a bad sweep value costs no training
+// time and leaves no file. Exports are written atomically, and only when the bench finished.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include "bench_report.hpp"
+#include "bench_stats.hpp"
+#include "backend_registry.hpp"
+#include "commands.hpp"
+#include "errors.hpp"
+#include "fileio.hpp"
+#include "gpu_backend.hpp"
+#include "report.hpp"
+#include "sysinfo.hpp"
+
+namespace nntrain {
+
+namespace {
+
+std::vector<Device> parse_devices(const std::string& list) {
+  std::vector<Device> out;
+  for (const auto& name : split_top_level(list)) {
+    const auto d = parse_name(kDeviceNames, name);
+    if (!d)
+      throw UsageError("--devices \"" + list + "\": unknown device \"" + name + "\" (expected cpu, gpu or cpu,gpu)");
+    if (std::find(out.begin(), out.end(), *d) != out.end())
+      throw UsageError("--devices \"" + list + "\": " + name + " is listed twice");
+    out.push_back(*d);
+  }
+  return out;
+}
+
+void check_export_path(const std::string& path, const char* option) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw UsageError(std::string(option) + " " + path + ": is a directory");
+  const auto parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    throw UsageError(std::string(option) + " " + path + ": folder " + parent.string() + " does not exist");
+  check_output_location(parent.empty() ? "." : parent.string());
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Everything bench decided before running: one validated Config per sweep point.
+struct BenchPlan {
+  std::vector<Device> devices;
+  std::optional<SweepSpec> sweep;
+  std::vector<Config> configs;  // one per point, in sweep order
+};
+
+// A flag beats the sweep value, so a swept key that a flag also sets would sweep nothing.
+void check_sweep_vs_flags(const SweepSpec& sweep, const std::vector<std::string>& flag_keys) {
+  for (const auto& k : flag_keys) {
+    const bool clash = k == sweep.key || k.rfind(sweep.key + ".", 0) == 0 || sweep.key.rfind(k + ".", 0) == 0;
+    if (clash)
+      throw UsageError("--sweep " + sweep.key + ": this key is also set by a bench option (" +
+                       (k == "device" ? std::string("use --devices") : "drop the flag or the sweep") + ")");
+  }
+}
+
+// Validates every point (config, data, initial weights, devices and GPU path — the same
+// checks as `train`) and the export paths, before anything runs.
+BenchPlan validate_all(const BenchArgs& a) {
+  BenchPlan plan;
+  plan.devices = parse_devices(a.devices);
+  if (!a.sweep.empty()) plan.sweep = parse_sweep(a.sweep);
+  const std::string device_choice =
+      plan.devices.size() == 2 ? "both" : to_string(plan.devices.front());
+
+  // Precedence: defaults < config file < bench's default repeats < overrides < sweep value
+  // < flags (--devices is a flag). --reps defaults to 5 (statistics need repeats) unless an
+  // override sets timing.repeats; an explicit --reps always wins.
+  std::vector<std::string> flag_keys = a.flag_keys;
+  flag_keys.push_back("device");
+  if (plan.sweep) check_sweep_vs_flags(*plan.sweep, flag_keys);
+
+  const size_t n_points = plan.sweep ? plan.sweep->texts.size() : 1;
+  for (size_t i = 0; i < n_points; ++i) {
+    std::vector<std::string> o;
+    if (!a.reps_set) o.push_back("timing.repeats=5");
+    o.insert(o.end(), a.overrides.begin(), a.overrides.end());
+    if (plan.sweep) o.push_back(plan.sweep->override_for(i));
+    o.insert(o.end(), a.flag_overrides.begin(), a.flag_overrides.end());
+    o.push_back("device=" + device_choice);
+    try {
+      plan.configs.push_back(load_config(a.config, o));
+      (void)prepare_run(plan.configs.back(), "");
+    } catch (const UsageError& e) {
+      if (!plan.sweep) throw;
+      throw UsageError(fmt::format("--sweep {}: value {} of {} (\"{}\") is invalid: {}", plan.sweep->key, i + 1,
+                                   n_points, plan.sweep->texts[i], e.what()));
+    }
+  }
+  // The devices and the GPU path of every point, with train's own check (a net too wide for
+  // `--gpu-path fused` is refused here, not after the points before it have run).
+  for (size_t i = 0; i < n_points; ++i) {
+    try {
+      require_devices(plan.configs[i], "bench --devices " + a.devices);
+    } catch (const UsageError& e) {
+      if (!plan.sweep) throw;
+      throw UsageError(fmt::format("--sweep {}: value {} of {} (\"{}\") is invalid: {}", plan.sweep->key, i + 1,
+                                   n_points, plan.sweep->texts[i], e.what()));
+    }
+  }
+  check_export_path(a.export_json, "--export-json");
+  check_export_path(a.export_markdown, "--export-markdown");
+  if (!a.export_json.empty() && !a.export_markdown.empty() &&
+      std::filesystem::weakly_canonical(a.export_json) == std::filesystem::weakly_canonical(a.export_markdown))
+    throw UsageError(fmt::format("--export-json and --export-markdown both name {}: the Markdown would "
+                                 "overwrite the JSON", a.export_json));
+  return plan;
+}
+
+BenchReport new_report(const BenchArgs& a, const BenchPlan& plan) {
+  BenchReport report;
+  const Config& first = plan.configs.front();
+  report.name = first.name;
+  report.devices = plan.devices;
+  const GpuInfo gpu = query_gpu();
+  report.context = context_json(&gpu);
+  report.context["date_utc"] = utc_now();
+  report.context["config_file"] = a.config;
+  std::vector<std::string> names;
+  for (const Device d : plan.devices) names.emplace_back(to_string(d));
+  report.context["devices"] = names;
+  report.context["repeats"] = first.timing.repeats;
+  report.context["warmup_epochs"] = first.timing.warmup_epochs;
+  report.context["cpu_backend"] = to_string(first.cpu.backend);
+  report.context["sweep_key"] = plan.sweep ? nlohmann::json(plan.sweep->key) : nlohmann::json(nullptr);
+  report.context["overrides"] = a.overrides;
+  return report;
+}
+
+// Trains every point on every device (same initial weights per point). Returns false when
+// interrupted (nothing is exported then); sets `diverged` when a run diverged.
+bool run_all(const BenchArgs& a, const BenchPlan& plan, BenchReport& report, bool& diverged) {
+  Progress progress(a.quiet, ::isatty(STDERR_FILENO) != 0);
+  const size_t n_points = plan.configs.size();
+  for (size_t i = 0; i < n_points; ++i) {
+    const Config& cfg = plan.configs[i];
+    Prepared prep = prepare_run(cfg, "");
+    BenchPoint p;
+    p.index = int(i);
+    if (plan.sweep) {
+      p.key = plan.sweep->key;
+      p.text = plan.sweep->texts[i];
+      p.value = plan.sweep->values[i];
+    }
+    p.samples = prep.data.n;
+    p.epochs = cfg.train.epochs;
+    for (const Device device : plan.devices) {
+      const std::string label = fmt::format("[{}/{}]{} {}", i + 1, n_points,
+                                            plan.sweep ? " " + plan.sweep->override_for(i) : std::string(),
+                                            to_string(device));
+      progress.begin(label, cfg.train.epochs);
+      p.runs.push_back(run_training(backend_registry(), cfg, prep.data, prep.init, device,
+                                    [&](int done, int total, float loss) { progress.update(done, total, loss); }));
+      progress.end();
+      const RunResult& r = p.runs.back();
+      if (r.interrupted) {
+        fmt::print(stderr, "nntrain: bench interrupted at {}; no export written\n", label);
+        return false;
+      }
+      if (r.diverged_epoch) {
+        diverged = true;
+        fmt::print(stderr, "nntrain: warning: {} diverged at epoch {}; its time is excluded, the bench goes on\n",
+                   label, r.diverged_epoch);
+      }
+    }
+    report.points.push_back(std::move(p));
+  }
+  return true;
+}
+
+}  // namespace
+
+int cmd_bench(const BenchArgs& a) {
+  const BenchPlan plan = validate_all(a);
+  BenchReport report = new_report(a, plan);
+  bool diverged = false;
+  if (!run_all(a, plan, report, diverged)) return kExitInterrupted;
+  finish_report(report);
+
+  print_bench(stdout, report, want_color(stdout));
+  if (!a.export_json.empty()) {
+    write_file_atomic(a.export_json, bench_json(report).dump(2) + "\n");
+    fmt::print(stderr, "nntrain: wrote {}\n", a.export_json);
+  }
+  if (!a.export_markdown.empty()) {
+    write_file_atomic(a.export_markdown, bench_markdown(report));
+    fmt::print(stderr, "nntrain: wrote {}\n", a.export_markdown);
+  }
+  if (diverged) {
+    fmt::print(stderr, "nntrain: error: training diverged in at least one bench run (marked \"diverged\")\n");
+    return kExitDiverged;
+  }
+  return kExitOk;
+}
+
+}  // namespace nntrain

@@ -1,0 +1,65 @@
+// names.hpp — the device, CPU-backend and GPU-path names, defined once.
+//
+// The config file, the command line (its IsMember checks), the backend registry and every
+// report spell these names from the tables below; once parsed they are enums, so no code
+// compares strings to choose a device.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nntrain {
+
+enum class Device { cpu, gpu };                  // where one run trains
+enum class DeviceChoice { cpu, gpu, both };      // config "device", --device
+enum class CpuBackendKind { fast, reference };   // config "cpu.backend", --backend
+enum class GpuPath { automatic, fused, cublas }; // config "gpu.path", --gpu-path ("auto" = automatic)
+
+template <class E>
+struct NamedValue {
+  E value;
+  const char* name;
+};
+
+inline constexpr NamedValue<Device> kDeviceNames[] = {{Device::cpu, "cpu"}, {Device::gpu, "gpu"}};
+inline constexpr NamedValue<DeviceChoice> kDeviceChoiceNames[] = {
+    {DeviceChoice::cpu, "cpu"}, {DeviceChoice::gpu, "gpu"}, {DeviceChoice::both, "both"}};
+inline constexpr NamedValue<CpuBackendKind> kCpuBackendNames[] = {{CpuBackendKind::fast, "fast"},
+                                                                  {CpuBackendKind::reference, "reference"}};
+inline constexpr NamedValue<GpuPath> kGpuPathNames[] = {
+    {GpuPath::automatic, "auto"}, {GpuPath::fused, "fused"}, {GpuPath::cublas, "cublas"}};
+
+template <class E, size_t N>
+const char* name_of(const NamedValue<E> (&table)[N], E v) {
+  for (const auto& e : table)
+    if (e.value == v) return e.name;
+  return "?";
+}
+template <class E, size_t N>
+std::optional<E> parse_name(const NamedValue<E> (&table)[N], std::string_view s) {
+  for (const auto& e : table)
+    if (s == e.name) return e.value;
+  return std::nullopt;
+}
+template <class E, size_t N>
+std::vector<std::string> names_of(const NamedValue<E> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& e : table) out.emplace_back(e.name);
+  return out;
+}
+
+inline const char* to_string(Device d) { return name_of(kDeviceNames, d); }
+inline const char* to_string(DeviceChoice d) { return name_of(kDeviceChoiceNames, d); }
+inline const char* to_string(CpuBackendKind k) { return name_of(kCpuBackendNames, k); }
+inline const char* to_string(GpuPath p) { return name_of(kGpuPathNames, p); }
+
+// The devices a choice trains, in order: {cpu}, {gpu} or {cpu, gpu}.
+inline std::vector<Device> devices_of(DeviceChoice c) {
+  if (c == DeviceChoice::both) return {Device::cpu, Device::gpu};
+  return {c == DeviceChoice::gpu ? Device::gpu : Device::cpu};
+}
+
+}  // namespace nntrain

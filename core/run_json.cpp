@@ -1,0 +1,36 @@
+// run_json.cpp — see run_json.hpp.
+#include "run_json.hpp"
+
+#include <cmath>
+
+namespace nntrain {
+
+using nlohmann::json;
+
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json run_result_json(const RunResult& r) {
+  json o;
+  o["device"] = to_string(r.device);
+  o["backend"] = r.backend;
+  o["details"] = r.details;
+  o["threads"] = r.threads;
+  o["status"] = r.status();
+  o["train_seconds"] = r.train_seconds;
+  o["epochs"] = r.epochs_done;
+  o["epochs_requested"] = r.epochs_requested;
+  o["samples"] = r.samples;
+  o["initial_loss"] = r.losses.empty() ? json(nullptr) : finite_or_null(r.losses.front());
+  o["final_loss"] = r.losses.empty() ? json(nullptr) : finite_or_null(r.losses.back());
+  o["warmup_epochs"] = r.warmup_epochs;
+  o["warmup_seconds"] = r.warmup_seconds;
+  o["setup_seconds"] = r.setup_seconds;
+  o["transfer_seconds"] = r.setup.transfer_seconds;
+  o["samples_per_second"] = r.samples_per_second();
+  o["seconds_per_epoch"] = r.epochs_done ? r.train_seconds / r.epochs_done : 0.0;
+  o["nondeterministic"] = r.nondeterministic;
+  if (r.diverged_epoch) o["diverged_epoch"] = r.diverged_epoch;
+  return o;
+}
+
+}  // namespace nntrain

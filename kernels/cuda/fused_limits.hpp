@@ -1,0 +1,29 @@
+// fused_limits.hpp — the fused path's shape limits, as plain C++ (no CUDA), so every build
+// (a CPU-only one too) refuses `gpu.path: fused` for a net it could never run, before
+// anything runs (train and bench alike).
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace nntrain::cuda {
+
+constexpr int kFusedMaxWidth = 64;   // one thread per sample loops over widths: keep them small
+constexpr int kFusedMaxLayers = 8;
+
+// Why `widths` (inputs ... outputs) exceeds the fused kernel's limits, or "" when it does not
+// (shared memory, which depends on the device, is checked by plan_fused).
+inline std::string fused_shape_problem(const std::vector<int>& widths) {
+  const int layers = int(widths.size()) - 1;
+  if (layers < 1) return "malformed network";
+  if (layers > kFusedMaxLayers)
+    return std::to_string(layers) + " layers (the fused kernel takes at most " + std::to_string(kFusedMaxLayers) + ")";
+  const int wmax = *std::max_element(widths.begin(), widths.end());
+  if (wmax > kFusedMaxWidth)
+    return "a layer is " + std::to_string(wmax) + " wide (the fused kernel takes widths up to " +
+           std::to_string(kFusedMaxWidth) + ")";
+  return "";
+}
+
+}  // namespace nntrain::cuda
