@@ -309,122 +309,175 @@ class CpuFastBackend final : public Backend {
     return int(std::min<int64_t>(count, (Q * c) / chunks * fast::kTileQuantum));
   }
 
+  // One tile's layer inputs and outputs: ins[l] (rows ldins[l] apart) -> outs[l] (rows T apart).
+  struct TileLayers {
+    int T = 0, tcount = 0;  // tile width (whole quanta) and its real samples
+    const float* Y = nullptr;
+    size_t ldy = 0;
+    float* outs[64];
+    const float* ins[64];
+    size_t ldins[64];
+  };
+
+  // Sums the chunk's gradient and loss over its tiles into the chunk's slot.
   void run_chunk(Scratch& s, int b, const ShuffleKey& key, int count, int chunks, int c) {
-    const int L = spec_.layers();
-    const int n_out = data_.outputs;
     std::memset(s.grad.p, 0, acc_size_ * sizeof(float));
     std::memset(s.loss.p, 0, size_t(k_->lanes) * sizeof(float));
-    const float two_over_count = 2.0f / (float(count) * float(n_out));
-    const float* P = params_.values.data();
+    const float two_over_count = 2.0f / (float(count) * float(data_.outputs));
     const int end = chunk_begin(count, chunks, c + 1);
-    for (int s0 = chunk_begin(count, chunks, c), T; s0 < end; s0 += T) {
+    TileLayers t;
+    for (int s0 = chunk_begin(count, chunks, c); s0 < end; s0 += t.T) {
       // A chunk's last tile is only as wide as its samples (in whole quanta).
-      T = int(std::min<size_t>(size_t(tile_), round_up(size_t(end - s0), size_t(fast::kTileQuantum))));
-      const int tcount = std::min(T, end - s0);
-      const float *A0, *Y;
-      size_t lda0, ldy;
-      if (plan_.batches == 1) {
-        A0 = xs_.p + s0;
-        Y = ys_.p + s0;
-        lda0 = ldy = ld_;
-      } else {
-        gather(s, b, key, s0, tcount, T);
-        A0 = s.x.p;
-        Y = s.y.p;
-        lda0 = ldy = size_t(T);
+      t.T = int(std::min<size_t>(size_t(tile_), round_up(size_t(end - s0), size_t(fast::kTileQuantum))));
+      t.tcount = std::min(t.T, end - s0);
+      tile_input(s, b, key, s0, t);
+      forward_tile(s, t);
+      backward_tile(s, t, two_over_count);
+    }
+    chunk_to_slot(s, c);
+  }
+
+  // The tile's inputs and targets: the data itself for full batch, else gathered rows.
+  void tile_input(Scratch& s, int b, const ShuffleKey& key, int s0, TileLayers& t) {
+    if (plan_.batches == 1) {
+      t.ins[0] = xs_.p + s0;
+      t.Y = ys_.p + s0;
+      t.ldins[0] = t.ldy = ld_;
+    } else {
+      gather(s, b, key, s0, t.tcount, t.T);
+      t.ins[0] = s.x.p;
+      t.Y = s.y.p;
+      t.ldins[0] = t.ldy = size_t(t.T);
+    }
+  }
+
+  // Forward: act(l) = f(W_l act(l-1) + b_l), rows of T samples, into the scratch's act rows.
+  void forward_tile(Scratch& s, TileLayers& t) {
+    const int L = spec_.layers(), T = t.T;
+    const float* P = params_.values.data();
+    float* a = s.act.p;
+    for (int l = 0; l < L; ++l) {
+      if (l > 0) {
+        t.ins[l] = t.outs[l - 1];
+        t.ldins[l] = size_t(T);
       }
-      // Forward: act(l) = f(W_l act(l-1) + b_l), rows of T samples.
-      float* outs[64];
-      const float* ins[64];
-      size_t ldins[64];
-      float* a = s.act.p;
-      for (int l = 0; l < L; ++l) {
-        ins[l] = l == 0 ? A0 : outs[l - 1];
-        ldins[l] = l == 0 ? lda0 : size_t(T);
-        outs[l] = a;
-        a += size_t(spec_.out(l)) * T;
-        const float* W = P + spec_.weight_offset(l);
-        const float* bias = P + spec_.bias_offset(l);
-        const int act = int(spec_.activation(l));
-        if (l == 0 && L >= 2 && !blas_[0] && !blas_[1]) {
-          // The first two layers in one pass when the first has <= 2 inputs (same bits).
-          outs[1] = a;
-          ins[1] = outs[0];
-          ldins[1] = size_t(T);
-          // And the third when it has one output and the identity (same bits).
-          const bool third = L >= 3 && !blas_[2];
-          float* out2 = a + size_t(spec_.out(1)) * T;
-          const int done = k_->forward_first(
-              W, bias, spec_.in(0), A0, lda0, spec_.out(0), act, outs[0], P + spec_.weight_offset(1),
-              P + spec_.bias_offset(1), spec_.out(1), outs[1], T, int(spec_.activation(1)), tcount,
-              third ? P + spec_.weight_offset(2) : nullptr, third ? P + spec_.bias_offset(2) : nullptr,
-              third ? spec_.out(2) : 0, out2, third ? int(spec_.activation(2)) : 0);
-          if (done >= 2) {
-            a = out2;
-            if (done == 3) {
-              outs[2] = out2;
-              ins[2] = outs[1];
-              ldins[2] = size_t(T);
-              a += size_t(spec_.out(2)) * T;
-            }
-            l += done - 1;
-            continue;
-          }
-        }
-        if (blas_[size_t(l)]) {
-          blas_forward(W, bias, spec_.in(l), spec_.out(l), ins[l], ldins[l], outs[l], T);
-          k_->activate(outs[l], spec_.out(l), T, act, tcount);
-        } else {
-          k_->forward(W, bias, spec_.in(l), spec_.out(l), ins[l], ldins[l], outs[l], T, act, tcount);
-        }
-      }
-      float* D = s.delta.p;
-      float* Dn = s.delta.p + size_t(spec_.max_width()) * T;
-      k_->output_delta(outs[L - 1], Y, ldy, n_out, tcount, T, two_over_count, int(spec_.activation(L - 1)), D,
-                       s.loss.p);
-      // Backward: gradients of layer l from D and its input; then D for layer l-1.
-      for (int l = L - 1; l >= 0; --l) {
-        const int in = spec_.in(l), out = spec_.out(l);
-        const float* W = P + spec_.weight_offset(l);
-        float* gW = s.grad.p + acc_off_[size_t(l)];
-        if (!blas_[size_t(l)] && l > 0) {
-          // Weight gradient and D for layer l-1 in one kernel call (fused for narrow layers).
-          float* gb = gW + size_t(in) * out * size_t(k_->lanes);
-          if (l == 1 && !blas_[0]) {
-            // With the first layer's gradient too (fused when it has <= 2 inputs): done.
-            float* gW0 = s.grad.p + acc_off_[0];
-            float* gb0 = gW0 + size_t(spec_.in(0)) * spec_.out(0) * size_t(k_->lanes);
-            k_->grad_backprop_first(W, D, ins[1], in, out, T, int(spec_.activation(0)), gW, gb, Dn, ins[0],
-                                    ldins[0], spec_.in(0), gW0, gb0);
-            break;
-          }
-          k_->grad_backprop(W, D, ins[l], in, out, T, int(spec_.activation(l - 1)), gW, gb, Dn);
-          std::swap(D, Dn);
+      t.outs[l] = a;
+      a += size_t(spec_.out(l)) * T;
+      const float* W = P + spec_.weight_offset(l);
+      const float* bias = P + spec_.bias_offset(l);
+      const int act = int(spec_.activation(l));
+      if (l == 0 && L >= 2 && !blas_[0] && !blas_[1]) {
+        const int done = forward_first_layers(t, a);
+        if (done >= 2) {
+          l += done - 1;
           continue;
         }
-        if (blas_[size_t(l)]) {
-          float* gb = gW + size_t(in) * out;
-          blas_grad(D, ins[l], ldins[l], in, out, T, gW);
-          k_->bias_grad(D, out, T, gb);
-        } else {
-          float* gb = gW + size_t(in) * out * size_t(k_->lanes);
-          k_->grad_lanes(D, ins[l], ldins[l], in, out, T, gW, gb);
-        }
-        if (l > 0) {
-          const int act_prev = int(spec_.activation(l - 1));
-          if (blas_[size_t(l)]) {
-            blas_backprop(W, D, in, out, T, Dn);
-            k_->scale_by_derivative(Dn, outs[l - 1], in, T, act_prev);
-          } else {
-            k_->backprop(W, D, in, out, T, outs[l - 1], act_prev, Dn);
-          }
-          std::swap(D, Dn);
-        }
+      }
+      if (blas_[size_t(l)]) {
+        blas_forward(W, bias, spec_.in(l), spec_.out(l), t.ins[l], t.ldins[l], t.outs[l], T);
+        k_->activate(t.outs[l], spec_.out(l), T, act, t.tcount);
+      } else {
+        k_->forward(W, bias, spec_.in(l), spec_.out(l), t.ins[l], t.ldins[l], t.outs[l], T, act, t.tcount);
       }
     }
-    // Lanes → this chunk's slot, in the flat parameter layout.
+  }
+
+  // The first two layers in one pass when the first has <= 2 inputs, and the third when it has
+  // one output and the identity (same bits as layer-by-layer). `a` is the next free act row
+  // (after layer 0's), advanced past what was done. Returns the layers done: 0, 2 or 3.
+  int forward_first_layers(TileLayers& t, float*& a) {
+    const int L = spec_.layers(), T = t.T;
+    const float* P = params_.values.data();
+    t.outs[1] = a;
+    t.ins[1] = t.outs[0];
+    t.ldins[1] = size_t(T);
+    const bool third = L >= 3 && !blas_[2];
+    float* out2 = a + size_t(spec_.out(1)) * T;
+    fast::FirstForward f{};
+    f.W0 = P + spec_.weight_offset(0);
+    f.b0 = P + spec_.bias_offset(0);
+    f.nx = spec_.in(0);
+    f.X0 = t.ins[0];
+    f.ldx = t.ldins[0];
+    f.K = spec_.out(0);
+    f.act0 = int(spec_.activation(0));
+    f.H = t.outs[0];
+    f.W1 = P + spec_.weight_offset(1);
+    f.b1 = P + spec_.bias_offset(1);
+    f.out = spec_.out(1);
+    f.Z = t.outs[1];
+    f.T = T;
+    f.act1 = int(spec_.activation(1));
+    f.valid = t.tcount;
+    f.W2 = third ? P + spec_.weight_offset(2) : nullptr;
+    f.b2 = third ? P + spec_.bias_offset(2) : nullptr;
+    f.out2 = third ? spec_.out(2) : 0;
+    f.Z2 = out2;
+    f.act2 = third ? int(spec_.activation(2)) : 0;
+    const int done = k_->forward_first(f);
+    if (done >= 2) {
+      a = out2;
+      if (done == 3) {
+        t.outs[2] = out2;
+        t.ins[2] = t.outs[1];
+        t.ldins[2] = size_t(T);
+        a += size_t(spec_.out(2)) * T;
+      }
+    }
+    return done;
+  }
+
+  // Output delta and loss, then backward: the gradients of layer l from D and its input (into
+  // the chunk's lane accumulators), then D for layer l-1.
+  void backward_tile(Scratch& s, const TileLayers& t, float two_over_count) {
+    const int L = spec_.layers(), T = t.T;
+    const float* P = params_.values.data();
+    float* D = s.delta.p;
+    float* Dn = s.delta.p + size_t(spec_.max_width()) * T;
+    k_->output_delta(t.outs[L - 1], t.Y, t.ldy, data_.outputs, t.tcount, T, two_over_count,
+                     int(spec_.activation(L - 1)), D, s.loss.p);
+    for (int l = L - 1; l >= 0; --l) {
+      const int in = spec_.in(l), out = spec_.out(l);
+      const float* W = P + spec_.weight_offset(l);
+      float* gW = s.grad.p + acc_off_[size_t(l)];
+      if (!blas_[size_t(l)] && l > 0) {
+        // Weight gradient and D for layer l-1 in one kernel call (fused for narrow layers).
+        float* gb = gW + size_t(in) * out * size_t(k_->lanes);
+        if (l == 1 && !blas_[0]) {
+          // With the first layer's gradient too (fused when it has <= 2 inputs): done.
+          float* gW0 = s.grad.p + acc_off_[0];
+          float* gb0 = gW0 + size_t(spec_.in(0)) * spec_.out(0) * size_t(k_->lanes);
+          k_->grad_backprop_first({W, D, t.ins[1], in, out, T, int(spec_.activation(0)), gW, gb, Dn, t.ins[0],
+                                   t.ldins[0], spec_.in(0), gW0, gb0});
+          break;
+        }
+        k_->grad_backprop(W, D, t.ins[l], in, out, T, int(spec_.activation(l - 1)), gW, gb, Dn);
+        std::swap(D, Dn);
+        continue;
+      }
+      if (blas_[size_t(l)]) {
+        blas_grad(D, t.ins[l], t.ldins[l], in, out, T, gW);
+        k_->bias_grad(D, out, T, gW + size_t(in) * out);
+      } else {
+        k_->grad_lanes(D, t.ins[l], t.ldins[l], in, out, T, gW, gW + size_t(in) * out * size_t(k_->lanes));
+      }
+      if (l > 0) {
+        const int act_prev = int(spec_.activation(l - 1));
+        if (blas_[size_t(l)]) {
+          blas_backprop(W, D, in, out, T, Dn);
+          k_->scale_by_derivative(Dn, t.outs[l - 1], in, T, act_prev);
+        } else {
+          k_->backprop(W, D, in, out, T, t.outs[l - 1], act_prev, Dn);
+        }
+        std::swap(D, Dn);
+      }
+    }
+  }
+
+  // Lanes -> chunk c's slot, in the flat parameter layout, and the chunk's loss.
+  void chunk_to_slot(Scratch& s, int c) {
     float* slot = slots_.p + size_t(c) * P_;
-    for (int l = 0; l < L; ++l) {
+    for (int l = 0; l < spec_.layers(); ++l) {
       const size_t n = size_t(spec_.in(l)) * spec_.out(l) + spec_.out(l);
       float* dst = slot + spec_.weight_offset(l);  // W then b: contiguous, as in the accumulator
       const float* src = s.grad.p + acc_off_[size_t(l)];

@@ -25,6 +25,41 @@ struct AdamScalars {
   float b1, c1, b2, c2, eps, bias2_sqrt, step_size;
 };
 
+// Arguments of grad_backprop_first: the second layer (W, D, its input A = the first layer's
+// activations, in -> out, act_prev = the first layer's activation, gW/gb, scratch P) and the
+// first (nx inputs X0, rows ldx apart, gW0/gb0).
+struct FirstBackward {
+  const float* W;
+  const float* D;
+  const float* A;
+  int in, out, T, act_prev;
+  float *gW, *gb, *P;
+  const float* X0;
+  size_t ldx;
+  int nx;
+  float *gW0, *gb0;
+};
+
+// Arguments of forward_first: layer 0 (W0/b0, nx inputs X0 rows ldx apart, K outputs H,
+// act0), layer 1 (W1/b1, out outputs Z, act1) and optionally layer 2 (W2/b2 non-null,
+// out2 outputs Z2, act2); T samples per row, `valid` of them real.
+struct FirstForward {
+  const float *W0, *b0;
+  int nx;
+  const float* X0;
+  size_t ldx;
+  int K, act0;
+  float* H;
+  const float *W1, *b1;
+  int out;
+  float* Z;
+  int T, act1, valid;
+  const float *W2, *b2;
+  int out2;
+  float* Z2;
+  int act2;
+};
+
 struct Kernels {
   const char* isa;  // "avx512", "avx2", "generic"
   int lanes;        // floats per vector: accumulators are lanes wide
@@ -66,18 +101,14 @@ struct Kernels {
   // grad_backprop for the second layer (P: the first layer's delta) followed by grad_lanes
   // for the first layer (nx inputs X0, rows ldx apart, out = in of the second, gW0/gb0),
   // the same results; with nx <= 2 and out <= 8 one pass that keeps P in registers.
-  void (*grad_backprop_first)(const float* W, const float* D, const float* A, int in, int out, int T, int act_prev,
-                              float* gW, float* gb, float* P, const float* X0, size_t ldx, int nx, float* gW0,
-                              float* gb0);
+  void (*grad_backprop_first)(const FirstBackward& a);
   // forward for the first layer (nx inputs X0, rows ldx apart, K outputs H, act0), then
   // for the second (K inputs H, out outputs Z, act1) and, if W2 is given, out2 == 1, act2 is
   // the identity and act1 is applied in registers, for a third (out inputs Z, one output
   // row Z2), the same results as forward calls; with nx <= 2, act0 identity/relu/leaky_relu
   // and out <= 8 one pass that uses each H row as soon as it is computed. Returns the
   // number of layers done: 0 (nothing: not this shape), 2 or 3.
-  int (*forward_first)(const float* W0, const float* b0, int nx, const float* X0, size_t ldx, int K, int act0,
-                       float* H, const float* W1, const float* b1, int out, float* Z, int T, int act1, int valid,
-                       const float* W2, const float* b2, int out2, float* Z2, int act2);
+  int (*forward_first)(const FirstForward& a);
 };
 
 const Kernels& kernels_generic();
