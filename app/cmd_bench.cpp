@@ -108,17 +108,19 @@ BenchPlan validate_all(const BenchArgs& a) {
                                    n_points, plan.sweep->texts[i], e.what()));
     }
   }
-  // The devices and the GPU path of every point, with train's own check (a net too wide for
-  // `--gpu-path fused` is refused here, not after the points before it have run).
+  // The GPU path of every point, then the devices, with train's own checks: a net too wide
+  // for `--gpu-path fused` is exit 2 (on any machine), not found after the points before it
+  // have run; then an unusable GPU is exit 3.
   for (size_t i = 0; i < n_points; ++i) {
     try {
-      require_devices(plan.configs[i], "bench --devices " + a.devices);
+      check_gpu_path(plan.configs[i]);
     } catch (const UsageError& e) {
       if (!plan.sweep) throw;
       throw UsageError(fmt::format("--sweep {}: value {} of {} (\"{}\") is invalid: {}", plan.sweep->key, i + 1,
                                    n_points, plan.sweep->texts[i], e.what()));
     }
   }
+  for (const Config& cfg : plan.configs) require_devices(cfg, "bench --devices " + a.devices);
   check_export_path(a.export_json, "--export-json");
   check_export_path(a.export_markdown, "--export-markdown");
   if (!a.export_json.empty() && !a.export_markdown.empty() &&

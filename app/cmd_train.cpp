@@ -18,25 +18,73 @@
 
 namespace nntrain {
 
+namespace {
+
+// dump(..., replace): a path or name that is not UTF-8 must not fail after training.
+std::string dump(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// Model and surface files of each device that finished. A diverged run's weights are
+// NaN/Inf: no model or surface file for it, and none left over from an earlier run in the
+// same --out folder to be mistaken for this run's. The same for a device that never ran (an
+// earlier device diverged or the run was interrupted).
+void write_models(const TrainArgs& a, const Config& cfg, const std::vector<RunResult>& runs, const std::string& dir) {
+  const std::vector<Device> devices = cfg.devices();
+  for (size_t k = 0; k < devices.size(); ++k) {
+    const std::string name = to_string(devices[k]);
+    const std::string file = dir + (k == 0 ? "/model.json" : "/model." + name + ".json");
+    const std::string surface = dir + "/surface." + name + ".csv";
+    if (k >= runs.size() || runs[k].diverged_epoch) {
+      std::filesystem::remove(file);
+      std::filesystem::remove(surface);
+      continue;
+    }
+    write_file_atomic(file, model_to_json_string(runs[k].final_params));
+    if (a.write_surface) write_file_atomic(surface, surface_csv(cfg, runs[k].final_params, a.write_surface));
+    else std::filesystem::remove(surface);  // an earlier run's, not this model's
+  }
+  // --save-model is what a sweep script picks up next: only a finished run is saved there.
+  if (!a.save_model.empty()) {
+    if (runs.front().status() == "ok") save_model(runs.front().final_params, a.save_model);
+    else fmt::print(stderr, "nntrain: --save-model {} not written: the run {}\n", a.save_model, runs.front().status());
+  }
+}
+
+// The documented exit code of a finished train, with its one-line message (docs/DESIGN.md §5).
+int exit_code_of(const std::vector<RunResult>& runs, const std::string& dir) {
+  for (const auto& r : runs) {
+    if (r.diverged_epoch) {
+      fmt::print(stderr, "nntrain: error: training diverged on {}: {} at epoch {}; results up to it kept in {}\n",
+                 to_string(r.device), r.weights_nonfinite ? "weights became NaN/Inf in the update" : "loss is not finite",
+                 r.diverged_epoch, dir);
+      return kExitDiverged;
+    }
+    if (r.interrupted) {
+      fmt::print(stderr, "nntrain: interrupted on {} after epoch {}; partial results written to {}\n",
+                 to_string(r.device), r.epochs_done, dir);
+      return kExitInterrupted;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 int cmd_train(const TrainArgs& a) {
+  // Everything is checked before the output folder exists: bad input writes nothing.
   const Config cfg = load_config(a.config, a.overrides);
   Prepared prep = prepare_run(cfg, a.init_model);
   require_devices(cfg, std::string("--device ") + to_string(cfg.device));
   if (a.write_surface) check_surface_request(cfg, a.write_surface);
-  if (!a.out.empty()) check_output_location(a.out);
-  else check_output_location(cfg.output_dir);
+  check_output_location(a.out.empty() ? cfg.output_dir : a.out);
   if (!a.save_model.empty()) check_output_file(a.save_model, "--save-model");
 
   const std::string dir = a.out.empty() ? make_numbered_run_dir(cfg.output_dir) : (ensure_directory(a.out), a.out);
-  // dump(..., replace): a path or name that is not UTF-8 must not fail after training.
-  const auto dump = [](const nlohmann::json& j) {
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  };
   write_file_atomic(dir + "/config.resolved.json", dump(resolved_config_json(cfg)));
 
-  const bool to_stdout = !a.json;
-  const bool color = to_stdout && want_color(stdout);
-  if (to_stdout && !a.quiet) print_header(stdout, cfg, prep.data, color);
+  const bool color = !a.json && want_color(stdout);
+  if (!a.json && !a.quiet) print_header(stdout, cfg, prep.data, color);
 
   Progress progress(a.quiet, ::isatty(STDERR_FILENO) != 0);
   std::vector<RunResult> runs;
@@ -52,31 +100,7 @@ int cmd_train(const TrainArgs& a) {
   write_file_atomic(dir + "/metrics.csv", metrics_csv(runs));
   const nlohmann::json summary = summary_json(cfg, runs);
   write_file_atomic(dir + "/summary.json", dump(summary));
-  // A diverged run's weights are NaN/Inf: no model or surface file for it, and none left over
-  // from an earlier run in the same --out folder to be mistaken for this run's. The same for a
-  // device that never ran (an earlier device diverged or the run was interrupted).
-  const std::vector<Device> devices = cfg.devices();
-  for (size_t k = 0; k < devices.size(); ++k) {
-    const std::string name = to_string(devices[k]);
-    const std::string file = dir + (k == 0 ? "/model.json" : "/model." + name + ".json");
-    const std::string surface = dir + "/surface." + name + ".csv";
-    if (k >= runs.size() || runs[k].diverged_epoch) {
-      std::filesystem::remove(file);
-      std::filesystem::remove(surface);
-      continue;
-    }
-    write_file_atomic(file, model_to_json_string(runs[k].final_params));
-    if (!a.write_surface) std::filesystem::remove(surface);  // an earlier run's, not this model's
-  }
-  // --save-model is what a sweep script picks up next: only a finished run is saved there.
-  if (!a.save_model.empty()) {
-    if (runs.front().status() == "ok") save_model(runs.front().final_params, a.save_model);
-    else fmt::print(stderr, "nntrain: --save-model {} not written: the run {}\n", a.save_model, runs.front().status());
-  }
-  if (a.write_surface)
-    for (const auto& r : runs)
-      if (!r.diverged_epoch)
-        write_file_atomic(dir + "/surface." + std::string(to_string(r.device)) + ".csv", surface_csv(cfg, r.final_params, a.write_surface));
+  write_models(a, cfg, runs, dir);
 
   if (a.json) {
     nlohmann::json s = summary;
@@ -87,20 +111,7 @@ int cmd_train(const TrainArgs& a) {
     fmt::print("\nResults in {}/ (config.resolved.json, metrics.csv, summary.json{})\n", dir,
                runs.front().diverged_epoch ? "; no model.json: the run diverged" : ", model.json");
   }
-  for (const auto& r : runs) {
-    if (r.diverged_epoch) {
-      fmt::print(stderr, "nntrain: error: training diverged on {}: {} at epoch {}; results up to it kept in {}\n",
-                 to_string(r.device), r.weights_nonfinite ? "weights became NaN/Inf in the update" : "loss is not finite",
-                 r.diverged_epoch, dir);
-      return kExitDiverged;
-    }
-    if (r.interrupted) {
-      fmt::print(stderr, "nntrain: interrupted on {} after epoch {}; partial results written to {}\n", to_string(r.device),
-                 r.epochs_done, dir);
-      return kExitInterrupted;
-    }
-  }
-  return kExitOk;
+  return exit_code_of(runs, dir);
 }
 
 }  // namespace nntrain

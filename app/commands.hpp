@@ -49,6 +49,9 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model);
 // the network can never take is UsageError; an unusable GPU is DeviceUnavailable, its
 // message starting with `what` (e.g. "--device gpu").
 void require_devices(const Config& cfg, const std::string& what);
+// The first half of require_devices: UsageError when the config trains a GPU on a path its
+// network can never take (no device needed).
+void check_gpu_path(const Config& cfg);
 // config_to_json plus the nntrain version, build type and git revision.
 nlohmann::json resolved_config_json(const Config& cfg);
 

@@ -203,6 +203,37 @@ TEST_CASE("bench on gpu without a usable GPU exits 3 with the reason", "[bench][
   fs::remove_all(dir);
 }
 
+TEST_CASE("bench refuses --gpu-path fused for a net too wide before the first point runs", "[bench][cli][errors]") {
+  // The same check as train's (require_devices): the net against the fused kernel's limits
+  // needs no GPU, so it is exit 2 here too, and it comes before any point trains. The first
+  // point (the reference net) would fit: a bench that ran point by point would train it first.
+  const std::string dir = fresh_dir("bench_fused_wide");
+  fs::create_directories(dir);
+  const auto r = run_nntrain("bench --config configs/peaks.json --devices cpu,gpu --gpu-path fused --reps 1 "
+                             "--sweep 'model.layers=[2,20,5,1],[2,256,1]' --export-json " + dir + "/b.json "
+                             "data.grid=6 train.epochs=3");
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("[2,256,1]"));           // the net
+  CHECK_THAT(r.err, Catch::Contains("widths up to 64"));     // the limit
+  CHECK_THAT(r.err, Catch::Contains("value 2 of 2"));        // which point
+  CHECK(r.out.empty());                                      // no point ran, no table printed
+  CHECK_THAT(r.err, !Catch::Contains("[1/2]"));              // no progress line of point 1
+  CHECK_FALSE(fs::exists(dir + "/b.json"));
+  // Without a sweep, and train alike.
+  const auto one = run_nntrain("bench --config configs/peaks.json --devices cpu,gpu --gpu-path fused "
+                               "model.layers=[2,20,100,1]");
+  CHECK(one.exit_code == 2);
+  CHECK_THAT(one.err, Catch::Contains("[2,20,100,1]"));
+  CHECK_THAT(one.err, Catch::Contains("widths up to 64"));
+  const auto train = run_nntrain("--config configs/peaks.json --device both --gpu-path fused --out " + dir +
+                                 "/run model.layers=[2,20,100,1]");
+  CHECK(train.exit_code == 2);
+  CHECK_THAT(train.err, Catch::Contains("widths up to 64"));
+  CHECK_FALSE(fs::exists(dir + "/run"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("bench sweeps model layers from the same initial weights per point", "[bench][cli]") {
   const std::string dir = fresh_dir("bench_layers");
   fs::create_directories(dir);

@@ -1,4 +1,4 @@
-// test_gpu_kernels.cpp — every kernel of kernels/ against the CPU on seeded random inputs,
+// test_gpu_kernels.cpp — every kernel of kernels/cuda/ against the CPU on seeded random inputs,
 // with awkward sizes (1 sample, sizes that are not multiples of a block), outputs poisoned
 // with NaN first. Tolerances are stated where a result may differ from the host's by rounding.
 #include <catch2/catch.hpp>
