@@ -89,6 +89,12 @@ json crossover_json(const BenchReport& r) {
 
 }  // namespace
 
+std::string bench_gpu_problem(const GpuInfo& gpu) {
+  if (!gpu.simulated) return "";
+  return "the GPU is a simulator (" + gpu.name +
+         "): its times are not measurements, so bench will not time it (train --device both checks its results)";
+}
+
 std::string seconds_text(double s) {
   if (s < 0) return "-";
   if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench_stats.hpp"
+#include "gpu_info.hpp"
 #include "trainer.hpp"
 
 namespace nntrain {
@@ -42,6 +43,10 @@ double point_median(const BenchPoint& p, Device device);
 nlohmann::json bench_json(const BenchReport& r);
 std::string bench_markdown(const BenchReport& r);
 void print_bench(std::FILE* out, const BenchReport& r, bool color);
+
+// Why bench must not time this GPU, or "" when it may: a simulated GPU's times are not
+// measurements, and bench's only product is times (docs/BENCH.md).
+std::string bench_gpu_problem(const GpuInfo& gpu);
 
 // "12.3 ms" style.
 std::string seconds_text(double s);

@@ -121,6 +121,9 @@ BenchPlan validate_all(const BenchArgs& a) {
     }
   }
   for (const Config& cfg : plan.configs) require_devices(cfg, "bench --devices " + a.devices);
+  if (std::find(plan.devices.begin(), plan.devices.end(), Device::gpu) != plan.devices.end())
+    if (const std::string why = bench_gpu_problem(query_gpu()); !why.empty())
+      throw UsageError("bench --devices " + a.devices + ": " + why);
   check_export_path(a.export_json, "--export-json");
   check_export_path(a.export_markdown, "--export-markdown");
   if (!a.export_json.empty() && !a.export_markdown.empty() &&

@@ -6,6 +6,7 @@
 #include "cpu_fast.hpp"
 #include "errors.hpp"
 #include "gpu_backend.hpp"
+#include "report.hpp"
 #include "sysinfo.hpp"
 
 namespace nntrain {
@@ -23,8 +24,9 @@ int cmd_info() {
                                  : std::string("no BLAS (built without OpenBLAS)"));
   const GpuInfo g = query_gpu();
   if (g.available) {
-    fmt::print("gpu        {}, {:.1f} GiB, compute capability {}.{}, {} SMs\n", g.name,
-               double(g.total_memory) / (1 << 30), g.cc_major, g.cc_minor, g.sm_count);
+    fmt::print("gpu        {}, {:.1f} GiB, compute capability {}.{}, {} SMs{}\n", g.name,
+               double(g.total_memory) / (1 << 30), g.cc_major, g.cc_minor, g.sm_count,
+               g.simulated ? std::string(" — SIMULATED: ") + kSimulatedNote : std::string());
   } else {
     fmt::print("gpu        none: {}\n", g.reason);
   }

@@ -9,6 +9,7 @@
 
 #include "backend_registry.hpp"
 #include "commands.hpp"
+#include "gpu_backend.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
 #include "memcheck.hpp"
@@ -84,7 +85,10 @@ int cmd_train(const TrainArgs& a) {
   write_file_atomic(dir + "/config.resolved.json", dump(resolved_config_json(cfg)));
 
   const bool color = !a.json && want_color(stdout);
-  if (!a.json && !a.quiet) print_header(stdout, cfg, prep.data, color);
+  const auto devices = cfg.devices();
+  const bool trains_gpu = std::find(devices.begin(), devices.end(), Device::gpu) != devices.end();
+  const GpuInfo gpu = trains_gpu ? query_gpu() : GpuInfo{};
+  if (!a.json && !a.quiet) print_header(stdout, cfg, prep.data, trains_gpu ? &gpu : nullptr, color);
 
   Progress progress(a.quiet, ::isatty(STDERR_FILENO) != 0);
   std::vector<RunResult> runs;
@@ -98,7 +102,7 @@ int cmd_train(const TrainArgs& a) {
 
   // Results: everything that finished is written, marked with its status.
   write_file_atomic(dir + "/metrics.csv", metrics_csv(runs));
-  const nlohmann::json summary = summary_json(cfg, runs);
+  const nlohmann::json summary = summary_json(cfg, runs, trains_gpu ? &gpu : nullptr);
   write_file_atomic(dir + "/summary.json", dump(summary));
   write_models(a, cfg, runs, dir);
 

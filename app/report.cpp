@@ -45,7 +45,7 @@ std::string metrics_csv(const std::vector<RunResult>& runs) {
   return s;
 }
 
-json summary_json(const Config& cfg, const std::vector<RunResult>& runs) {
+json summary_json(const Config& cfg, const std::vector<RunResult>& runs, const GpuInfo* gpu_info) {
   json j;
   j["name"] = cfg.name;
   j["runs"] = json::array();
@@ -68,6 +68,10 @@ json summary_json(const Config& cfg, const std::vector<RunResult>& runs) {
   const RunResult* gpu = find_device(runs, Device::gpu);
   if (cpu && gpu) {
     j["speedup"] = gpu->train_seconds > 0 ? cpu->train_seconds / gpu->train_seconds : 0.0;
+    if (gpu->simulated) {  // a simulator's clock: no speed-up to report
+      j["speedup"] = nullptr;
+      j["speedup_note"] = kSimulatedNote;
+    }
     const CurveComparison c = compare_curves(cpu->losses, gpu->losses);
     j["comparison"] = {{"agree_until_epoch", c.agree_until_epoch},
                        {"agree_rel_tol", 1e-4},
@@ -75,11 +79,11 @@ json summary_json(const Config& cfg, const std::vector<RunResult>& runs) {
                        {"max_rel_loss_diff", c.max_rel_diff},
                        {"compared_epochs", c.compared_epochs}};
   }
-  j["context"] = context_json(nullptr);
+  j["context"] = context_json(gpu_info);
   return j;
 }
 
-void print_header(std::FILE* out, const Config& cfg, const Dataset& data, bool color) {
+void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const GpuInfo* gpu, bool color) {
   const char* b = color ? "\033[1m" : "";
   const char* e = color ? "\033[0m" : "";
   const BuildInfo& bi = build_info();
@@ -100,6 +104,9 @@ void print_header(std::FILE* out, const Config& cfg, const Dataset& data, bool c
              cfg.seed);
   fmt::print(out, "  device   {} · CPU {} ({} hardware threads{})\n", to_string(cfg.device), cpu_model(), hardware_threads(),
              load_average_note(load_average()));
+  if (gpu && gpu->available)
+    fmt::print(out, "  gpu      {}{}\n", gpu->name,
+               gpu->simulated ? std::string(" — SIMULATED: ") + kSimulatedNote : std::string());
   fmt::print(out, "  timing   {} warm-up epoch(s) excluded · {} repeat(s)\n", cfg.timing.warmup_epochs,
              cfg.timing.repeats);
   if (!bi.optimized)
@@ -179,7 +186,9 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
   }
   const RunResult* cpu = find_device(runs, Device::cpu);
   const RunResult* gpu = find_device(runs, Device::gpu);
-  if (cpu && gpu && gpu->train_seconds > 0) {
+  if (cpu && gpu && gpu->simulated) {
+    fmt::print(out, "  speed-up: none: {}\n", kSimulatedNote);
+  } else if (cpu && gpu && gpu->train_seconds > 0) {
     const double sp = cpu->train_seconds / gpu->train_seconds;
     fmt::print(out, "  speed-up: GPU is {:.2f}x {} than CPU for this experiment\n", sp >= 1 ? sp : 1 / sp,
                sp >= 1 ? "faster" : "slower");

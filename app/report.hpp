@@ -9,18 +9,25 @@
 
 #include "config.hpp"
 #include "dataset.hpp"
+#include "gpu_info.hpp"
 #include "trainer.hpp"
 
 namespace nntrain {
+
+// What every report says of a simulated GPU (GPGPU-Sim) in place of its speed.
+inline constexpr const char* kSimulatedNote =
+    "the GPU is a simulator (GPGPU-Sim): its results are checked, its times are not measurements";
 
 // device,epoch,loss — one row per epoch done, epochs from 1.
 std::string metrics_csv(const std::vector<RunResult>& runs);
 
 // {"runs": [...], "speedup": ..., "comparison": {...}} (DESIGN §4).
-nlohmann::json summary_json(const Config& cfg, const std::vector<RunResult>& runs);
+// `gpu`: the GPU that trained, for the context (nullptr when none did).
+nlohmann::json summary_json(const Config& cfg, const std::vector<RunResult>& runs, const GpuInfo* gpu = nullptr);
 
 // Console output. `color` enables ANSI bold for headings.
-void print_header(std::FILE* out, const Config& cfg, const Dataset& data, bool color);
+// `gpu`: the GPU that will train (nullptr when none does); a simulated one is said so.
+void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const GpuInfo* gpu, bool color);
 void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResult>& runs, bool color);
 
 // A text chart of loss (log scale) against epoch, one symbol per curve.

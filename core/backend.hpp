@@ -50,6 +50,8 @@ class Backend {
   // One line for reports: threads, SIMD, GPU name, path chosen and why.
   virtual std::string details() const = 0;
   virtual int threads() const { return 1; }
+  // True on a simulated device (GPGPU-Sim): its times are not measurements.
+  virtual bool simulated() const { return false; }
 
   // Loads parameters and resets the optimiser state and the epoch counter (so the next
   // epoch is epoch 0 again: same shuffles, same Adam bias correction).

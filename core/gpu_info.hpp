@@ -21,6 +21,12 @@ struct GpuInfo {
   int runtime_version = 0;  // as cudaRuntimeGetVersion
   int cublas_version = 0;   // as cublasGetVersion
   std::string compiled_archs;  // e.g. "75;90"
+  // The device is GPGPU-Sim (docs/GPU.md): results are checked there, but its times are a
+  // simulator's, never a measurement; reports say so and bench refuses to time it.
+  bool simulated = false;
 };
+
+// GPGPU-Sim names its device "GPGPU-Sim_v<version>" (cudaGetDeviceProperties).
+inline bool is_simulator_name(const std::string& device_name) { return device_name.rfind("GPGPU-Sim", 0) == 0; }
 
 }  // namespace nntrain

@@ -29,6 +29,7 @@ json run_result_json(const RunResult& r) {
   o["samples_per_second"] = r.samples_per_second();
   o["seconds_per_epoch"] = r.epochs_done ? r.train_seconds / r.epochs_done : 0.0;
   o["nondeterministic"] = r.nondeterministic;
+  o["simulated"] = r.simulated;
   if (r.diverged_epoch) o["diverged_epoch"] = r.diverged_epoch;
   return o;
 }

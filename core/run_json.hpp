@@ -11,7 +11,8 @@ namespace nntrain {
 // device, backend, details, threads, status, epochs, epochs_requested, samples,
 // initial/final loss (null when not finite), warm-up, set-up and transfer seconds,
 // train_seconds (median over repeats), seconds_per_epoch, samples_per_second,
-// nondeterministic, and diverged_epoch when diverged.
+// nondeterministic, simulated (a simulated GPU: times are not measurements), and
+// diverged_epoch when diverged.
 nlohmann::json run_result_json(const RunResult& r);
 
 // A loss as a JSON number, or null for NaN/Inf (JSON has no NaN).

@@ -120,6 +120,7 @@ nlohmann::json context_json(const GpuInfo* gpu) {
       gj["memory_bytes"] = g.total_memory;
       gj["compute_capability"] = std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor);
       gj["sm_count"] = g.sm_count;
+      gj["simulated"] = g.simulated;
     }
     if (g.driver_version) gj["driver_version"] = g.driver_version;
     if (g.runtime_version) gj["runtime_version"] = g.runtime_version;

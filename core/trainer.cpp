@@ -62,6 +62,7 @@ RunResult run_training(const BackendRegistry& registry, const Config& cfg, const
   r.backend = backend->name();
   r.details = backend->details();
   r.threads = backend->threads();
+  r.simulated = backend->simulated();
 
   // Warm-up: caches, clocks, lazy module loads, graph instantiation. Then start over.
   if (cfg.timing.warmup_epochs > 0) {

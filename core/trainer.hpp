@@ -37,6 +37,7 @@ struct RunResult {
   bool weights_nonfinite = false;  // diverged because the last update made weights NaN/Inf
   bool interrupted = false;
   bool nondeterministic = false;  // a repeat's curve differed from the first
+  bool simulated = false;         // trained on a simulated GPU: the times are not measurements
   std::string status() const {
     return diverged_epoch ? "diverged" : interrupted ? "interrupted" : "ok";
   }

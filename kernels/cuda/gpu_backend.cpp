@@ -106,6 +106,7 @@ class GpuBackend final : public Backend {
   }
 
   Device device() const override { return Device::gpu; }
+  bool simulated() const override { return info_.simulated; }
   std::string name() const override { return fused_ ? "gpu-fused" : "gpu-cublas"; }
   std::string details() const override {
     std::string s = info_.name + " (cc " + std::to_string(info_.cc_major) + "." + std::to_string(info_.cc_minor) +

@@ -57,6 +57,7 @@ GpuInfo query_gpu() {
     return g;
   }
   g.name = prop.name;
+  g.simulated = is_simulator_name(g.name);
   g.total_memory = prop.totalGlobalMem;
   g.cc_major = prop.major;
   g.cc_minor = prop.minor;
