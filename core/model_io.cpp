@@ -82,9 +82,11 @@ LayerJson read_layer_shape(const json& L, const std::string& at, const std::stri
   ObjectReader r(L, at, prefix);
   LayerJson out;
   out.at = at;
+  std::string missing;
   for (const char* k : {"in", "out", "activation", "W", "b"})
-    if (!r.has(k)) r.fail(at, std::string("missing \"") + k + "\"");
-  r.finish();
+    if (!r.has(k) && missing.empty()) missing = k;
+  r.finish();  // a misspelt key first: "bias" is reported as "did you mean \"b\"", not as a missing "b"
+  if (!missing.empty()) r.fail(at, "missing \"" + missing + "\"");
   out.in = read_width(r, "in");
   out.out = read_width(r, "out");
   out.W = &r.at("W");
@@ -104,11 +106,12 @@ Params load_model(const std::string& path) {
   const std::string prefix = path + ": ";
   const json j = parse_json_text(read_file(path, "model file"), path);  // UsageError with line and column
   ObjectReader root(j, "", prefix);
-  if (!root.has("format") || root.at("format") != "nntrain-mlp") root.fail("/format", "expected \"nntrain-mlp\"");
-  if (!root.has("version") || root.at("version") != 1) root.fail("/version", "expected 1");
-  if (!root.has("layers") || !root.at("layers").is_array() || root.at("layers").empty())
+  const bool has_format = root.has("format"), has_version = root.has("version"), has_layers = root.has("layers");
+  root.finish();  // a misspelt key first ("layerz": did you mean "layers"?)
+  if (!has_format || root.at("format") != "nntrain-mlp") root.fail("/format", "expected \"nntrain-mlp\"");
+  if (!has_version || root.at("version") != 1) root.fail("/version", "expected 1");
+  if (!has_layers || !root.at("layers").is_array() || root.at("layers").empty())
     root.fail("/layers", "expected a non-empty array");
-  root.finish();
 
   const json& layers = root.at("layers");
   std::vector<LayerJson> shapes;

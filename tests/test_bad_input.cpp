@@ -342,6 +342,11 @@ TEST_CASE("bad input matrix: init-model files", "[bad_input][model]") {
                  {"actcfg.model.json", "hidden activation tanh", "/model/activation relu"}},
                 {"model_missing_key", "", model("nokey", model_json(R"([{"in": 2, "out": 3, "activation": "relu", "W": [[1,2],[3,4],[5,6]]}, )" + good_w1 + "]")),
                  {"nokey.model.json", "/layers/0", "missing \"b\""}},
+                // model.json goes through the config files' reader: unknown keys are refused.
+                {"model_unknown_layer_key", "", model("extra", model_json(R"([{"in": 2, "out": 3, "activation": "relu", "W": [[1,2],[3,4],[5,6]], "b": [0,0,0], "dropout": 0.5}, )" + good_w1 + "]")),
+                 {"extra.model.json", "/layers/0/dropout", "unknown key"}},
+                {"model_misspelt_root_key", "", model("layerz", R"({"format": "nntrain-mlp", "version": 1, "layerz": []})"),
+                 {"layerz.model.json", "/layerz", "did you mean \"layers\""}},
             },
             root);
   fs::remove_all(root);
