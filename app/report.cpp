@@ -227,7 +227,7 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
       fmt::print(out,
                  "  CPU and GPU curves agree within 1e-4 relative up to epoch {} of {}; largest gap {:.3g} "
                  "(relative {:.3g}).\n  Later divergence is expected: fp32 sums in a different order take a "
-                 "different path in chaotic training (DESIGN §9).\n",
+                 "different path in chaotic training (docs/DESIGN.md §9).\n",
                  c.agree_until_epoch, c.compared_epochs, c.max_abs_diff, c.max_rel_diff);
     }
     std::vector<const RunResult*> ptrs;

@@ -21,7 +21,7 @@ inline constexpr const char* kSimulatedNote =
 // device,epoch,loss — one row per epoch done, epochs from 1.
 std::string metrics_csv(const std::vector<RunResult>& runs);
 
-// {"runs": [...], "speedup": ..., "comparison": {...}} (DESIGN §4).
+// {"runs": [...], "speedup": ..., "comparison": {...}} (docs/DESIGN.md §4).
 // `gpu`: the GPU that trained, for the context (nullptr when none did).
 nlohmann::json summary_json(const Config& cfg, const std::vector<RunResult>& runs, const GpuInfo* gpu = nullptr);
 

@@ -302,8 +302,17 @@ std::vector<Device> Config::devices() const { return devices_of(device); }
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
   json j = parse_json_text(read_file(path, "config file"), path);
   if (!j.is_object()) throw UsageError(path + ": expected a JSON object at the top level");
-  for (const auto& o : overrides) apply_override(j, o);
   const std::string dir = std::filesystem::path(path).parent_path().string();
+  // The file is valid as written, on its own: a bad value in it is an error even when an
+  // override or a flag replaces it (a sweep script must not keep a broken file alive).
+  try {
+    (void)config_from_json(j, dir);
+  } catch (const UsageError& e) {
+    if (overrides.empty()) throw;
+    throw UsageError(std::string(e.what()) + " (in " + path + " as written, before overrides)");
+  }
+  if (overrides.empty()) return config_from_json(j, dir);
+  for (const auto& o : overrides) apply_override(j, o);
   return config_from_json(j, dir);
 }
 

@@ -98,8 +98,9 @@ Config config_from_json(const nlohmann::json& j, const std::string& config_dir);
 // The fully resolved config (every field, defaults included).
 nlohmann::json config_to_json(const Config& c);
 
-// The whole precedence chain: reads `path`, applies `overrides` (key.path=value, the
-// command-line flags' last) in order, and validates.
+// The whole precedence chain: reads `path` and validates it as written (a bad value in the
+// file is an error even when overridden), applies `overrides` (key.path=value, the
+// command-line flags' last) in order, and validates the result.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides);
 
 }  // namespace nntrain

@@ -17,7 +17,7 @@ struct Dataset {
   std::string description;
 };
 
-// MATLAB's peaks surface (DESIGN §1), in double.
+// MATLAB's peaks surface (docs/DESIGN.md §1), in double.
 double peaks(double x, double y);
 
 // The grid: sample i has x1 = g1[i % N1], x2 = g2[i / N1] (x1 varies fastest),

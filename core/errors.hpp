@@ -1,4 +1,4 @@
-// errors.hpp — the exception types that map to nntrain's documented exit codes (DESIGN §5).
+// errors.hpp — the exception types that map to nntrain's documented exit codes (docs/DESIGN.md §5).
 #pragma once
 
 #include <stdexcept>

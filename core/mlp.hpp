@@ -53,7 +53,7 @@ bool parse_activation(const std::string& name, Activation& out);
 const char* init_name(Init i);
 bool parse_init(const std::string& name, Init& out);
 
-// model.json (DESIGN §4). save writes atomically and refuses non-finite weights (IoError);
+// model.json (docs/DESIGN.md §4). save writes atomically and refuses non-finite weights (IoError);
 // load checks every shape against the file before allocating, and throws UsageError naming the file
 // and the JSON path of what is wrong.
 void save_model(const Params& p, const std::string& path);

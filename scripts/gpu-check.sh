@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-check.sh — run on the lent GPU machine (DESIGN §10): unpack the carried build
+# gpu-check.sh — run on the lent GPU machine (docs/DESIGN.md §10): unpack the carried build
 # dependencies, build for sm_90, run every test including [gpu], run the reference
 # experiment on cpu and gpu (both paths, and --device both), compute-sanitizer memcheck and
 # racecheck on a short run, the PyTorch peer, and print a short table last.

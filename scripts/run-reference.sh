@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-reference.sh — fresh machine to the reference experiment (DESIGN §1) on the CPU.
+# run-reference.sh — fresh machine to the reference experiment (docs/DESIGN.md §1) on the CPU.
 # Extra arguments go to nntrain, e.g. `scripts/run-reference.sh --device both`.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -41,7 +41,7 @@ def load_json(path, what):
 
 
 def peaks(torch, x, y):
-    # DESIGN §1, in float64 like nntrain, then rounded to float32.
+    # docs/DESIGN.md §1, in float64 like nntrain, then rounded to float32.
     return (3 * (1 - x) ** 2 * torch.exp(-x ** 2 - (y + 1) ** 2)
             - 10 * (x / 5 - x ** 3 - y ** 5) * torch.exp(-x ** 2 - y ** 2)
             - 1.0 / 3 * torch.exp(-(x + 1) ** 2 - y ** 2))
@@ -196,7 +196,7 @@ def main():
     first20 = max((abs(nl[i] - tl[i]) / max(abs(nl[i]), abs(tl[i]), 1e-30) for i in range(min(20, k))), default=0)
     print("curves agree within 1e-4 relative up to epoch %d of %d; largest relative difference over the first "
           "20 epochs %.2e" % (agree, k, first20))
-    print("(later divergence is expected: lr 0.08 training is chaotic in fp32, DESIGN §9)")
+    print("(later divergence is expected: lr 0.08 training is chaotic in fp32, docs/DESIGN.md §9)")
     print("time: pytorch %.4f s (%.1f us/epoch)" % (seconds, 1e6 * seconds / max(epochs, 1)), end="")
     if nrun and nrun.get("train_seconds") and nrun["epochs"] == epochs:
         ts = nrun["train_seconds"]

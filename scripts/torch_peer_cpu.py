@@ -2,7 +2,7 @@
 """torch_peer_cpu.py — the PyTorch CPU peer for nntrain's benchmarks.
 
 Trains the same MLP as nntrain from the same initial weights (a model.json written by
-`nntrain --epochs 0 --save-model init.json`, DESIGN §4) on the same peaks grid, with
+`nntrain --epochs 0 --save-model init.json`, docs/DESIGN.md §4) on the same peaks grid, with
 torch.optim.Adam and MSE, full batch, and prints one JSON object with the timing and the
 loss curve's ends. Run it with Debian's interpreter (/usr/bin/python3, python3-torch 1.13):
 

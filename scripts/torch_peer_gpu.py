@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""torch_peer_gpu.py — the reference experiment (DESIGN §1) in PyTorch on the GPU: the peer
-that nntrain's GPU numbers are compared with (DESIGN §8: nntrain should be >= 20x faster
+"""torch_peer_gpu.py — the reference experiment (docs/DESIGN.md §1) in PyTorch on the GPU: the peer
+that nntrain's GPU numbers are compared with (docs/DESIGN.md §8: nntrain should be >= 20x faster
 than eager PyTorch and >= 3x faster than PyTorch replaying a CUDA-graphed step).
 
 Two variants, same data, model, Adam and epochs, timed with CUDA events after warm-up,

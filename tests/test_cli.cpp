@@ -183,3 +183,25 @@ TEST_CASE("the default thread count follows the CPU affinity mask", "[cli]") {
   CHECK(s["runs"][0]["threads"] == 1);
   CHECK(s["context"]["hardware_threads"] == 1);
 }
+
+TEST_CASE("a config file is validated as written: a bad value is exit 2 even when a flag or override replaces it",
+          "[cli][config][errors]") {
+  const std::string dir = fresh_dir("as_written");
+  fs::create_directories(dir);
+  const std::string cfg = write_text(dir + "/bad.json", R"({"train": {"epochs": "many"}, "data": {"grid": 5}})");
+  for (const std::string fix : {"--epochs 3", "train.epochs=3"}) {
+    INFO(fix);
+    const auto r = run_nntrain("--config " + cfg + " " + fix + " --quiet --out " + dir + "/run");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("/train/epochs"));
+    CHECK_THAT(r.err, Catch::Contains("bad.json as written"));
+    CHECK_FALSE(fs::exists(dir + "/run"));
+  }
+  // A good file with a bad override: the override's error, without the "as written" note.
+  const std::string good = write_text(dir + "/good.json", R"({"data": {"grid": 5}})");
+  const auto o = run_nntrain("--config " + good + " train.epochs=many --quiet --out " + dir + "/run");
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.err, Catch::Contains("/train/epochs"));
+  CHECK_THAT(o.err, !Catch::Contains("as written"));
+  fs::remove_all(dir);
+}

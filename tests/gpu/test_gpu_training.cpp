@@ -2,7 +2,7 @@
 // backend: the reference experiment's first 20 epoch losses, gradients recovered from one
 // SGD step, mini-batches, determinism, chunking, path choice.
 //
-// Tolerances: DESIGN §9 measured two correct fp32 implementations of the reference
+// Tolerances: docs/DESIGN.md §9 measured two correct fp32 implementations of the reference
 // experiment agreeing to ~1e-7 relative over the first 20 epochs; 1e-4 leaves room for
 // different summation orders and still fails on any real error.
 #include <catch2/catch.hpp>
