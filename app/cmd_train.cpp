@@ -70,9 +70,44 @@ int exit_code_of(const std::vector<RunResult>& runs, const std::string& dir) {
   return kExitOk;
 }
 
+// A backend failed mid-run (a CUDA error, memory): the run folder exists, so it must say so.
+// Writes the curves of the runs that finished and a summary with "status": "failed", the
+// device and the reason, then rethrows the same kind of error (so the exit code is the
+// documented one) with a note naming the folder.
+[[noreturn]] void record_failure(const Config& cfg, const std::vector<RunResult>& runs, Device device,
+                                 const GpuInfo* gpu, const std::string& dir) {
+  std::string reason = "unknown error";
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    reason = "out of host memory";
+  } catch (const std::exception& e) {
+    reason = e.what();
+  } catch (...) {
+  }
+  write_file_atomic(dir + "/metrics.csv", metrics_csv(runs));
+  nlohmann::json summary = summary_json(cfg, runs, gpu);
+  summary["status"] = "failed";
+  summary["error"] = reason;
+  summary["failed_device"] = to_string(device);
+  write_file_atomic(dir + "/summary.json", dump(summary));
+  const std::string note = " (" + std::string(to_string(device)) + " run failed; summary.json in " + dir + " says so)";
+  try {
+    throw;
+  } catch (const UsageError&) {
+    throw UsageError(reason + note);
+  } catch (const DeviceUnavailable&) {
+    throw DeviceUnavailable(reason + note);
+  } catch (...) {
+    throw std::runtime_error(reason + note);
+  }
+}
+
 }  // namespace
 
-int cmd_train(const TrainArgs& a) {
+int cmd_train(const TrainArgs& a) { return run_train_command(a, backend_registry()); }
+
+int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   // Everything is checked before the output folder exists: bad input writes nothing.
   const Config cfg = load_config(a.config, a.overrides);
   Prepared prep = prepare_run(cfg, a.init_model);
@@ -94,8 +129,13 @@ int cmd_train(const TrainArgs& a) {
   std::vector<RunResult> runs;
   for (const Device device : cfg.devices()) {
     progress.begin(to_string(device), cfg.train.epochs);
-    runs.push_back(run_training(backend_registry(), cfg, prep.data, prep.init, device,
-                                [&](int done, int total, float loss) { progress.update(done, total, loss); }));
+    try {
+      runs.push_back(run_training(registry, cfg, prep.data, prep.init, device,
+                                  [&](int done, int total, float loss) { progress.update(done, total, loss); }));
+    } catch (...) {
+      progress.end();
+      record_failure(cfg, runs, device, trains_gpu ? &gpu : nullptr, dir);
+    }
     progress.end();
     if (runs.back().diverged_epoch || runs.back().interrupted) break;
   }

@@ -56,6 +56,8 @@ void check_gpu_path(const Config& cfg);
 nlohmann::json resolved_config_json(const Config& cfg);
 
 int cmd_train(const TrainArgs& a);
+// cmd_train with the backends `registry` names (tests inject a failing backend through it).
+int run_train_command(const TrainArgs& a, const BackendRegistry& registry);
 int cmd_bench(const BenchArgs& a);
 int cmd_predict(const PredictArgs& a);
 int cmd_info();

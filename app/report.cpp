@@ -48,6 +48,13 @@ std::string metrics_csv(const std::vector<RunResult>& runs) {
 json summary_json(const Config& cfg, const std::vector<RunResult>& runs, const GpuInfo* gpu_info) {
   json j;
   j["name"] = cfg.name;
+  // The run as a whole: the first run that did not finish decides (cmd_train sets "failed").
+  j["status"] = "ok";
+  for (const auto& r : runs)
+    if (r.status() != "ok") {
+      j["status"] = r.status();
+      break;
+    }
   j["runs"] = json::array();
   for (const auto& r : runs) {
     json o = run_result_json(r);

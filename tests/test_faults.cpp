@@ -9,6 +9,7 @@
 
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "cpu_reference.hpp"
 #include "errors.hpp"
 #include "mlp.hpp"
 #include "proc_util.hpp"
@@ -130,4 +131,65 @@ TEST_CASE("exceptions map to the documented exit codes", "[faults]") {
   CHECK(guarded([]() -> int { throw std::runtime_error("cudaMemcpy failed: an illegal memory access"); }) == 1);
   CHECK(guarded([]() -> int { throw std::bad_alloc(); }) == 1);
   CHECK(guarded([]() -> int { throw 42; }) == 1);
+}
+
+namespace {
+
+// The reference backend, but its second chunk fails the way a CUDA error would surface
+// (CUDA_CHECK throws std::runtime_error).
+class FailingBackend final : public nntrain::Backend {
+ public:
+  FailingBackend(const nntrain::Dataset& d, const nntrain::BackendOptions& o)
+      : inner_(nntrain::make_cpu_reference_backend(d, o)) {}
+  nntrain::Device device() const override { return nntrain::Device::cpu; }
+  std::string name() const override { return "cpu-failing"; }
+  std::string details() const override { return "fails in its second chunk"; }
+  void load(const nntrain::Params& p) override { inner_->load(p); }
+  nntrain::Params params() override { return inner_->params(); }
+  double train(int epochs, float* losses) override {
+    if (++calls_ == 3) throw std::runtime_error("injected fault: cudaMemcpy failed: an illegal memory access");
+    return inner_->train(epochs, losses);
+  }
+  nntrain::SetupReport setup() const override { return {}; }
+
+ private:
+  std::unique_ptr<nntrain::Backend> inner_;
+  int calls_ = 0;  // 1: warm-up, 2: first chunk, 3: second chunk
+};
+
+std::unique_ptr<nntrain::Backend> make_failing(const nntrain::Dataset& d, const nntrain::BackendOptions& o) {
+  return std::make_unique<FailingBackend>(d, o);
+}
+
+}  // namespace
+
+TEST_CASE("a backend failing mid-run leaves summary.json with status failed and the reason", "[faults]") {
+  using namespace nntrain;
+  const std::string out = fresh_dir("failed_run");
+  TrainArgs a;
+  a.config = std::string(NNTRAIN_SOURCE_DIR) + "/configs/peaks.json";
+  a.out = out;
+  a.quiet = true;
+  a.json = true;  // nothing on stdout would be printed before the failure anyway
+  a.overrides = {"data.grid=5", "train.epochs=20", "train.log_every=5", "timing.warmup_epochs=1"};
+  const BackendRegistry failing = {{Device::cpu, "fast", make_failing}};
+  std::string message;
+  const int code = guarded([&] { return run_train_command(a, failing); });
+  CHECK(code == kExitInternal);
+  try {
+    run_train_command(a, failing);
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+  }
+  CHECK_THAT(message, Catch::Contains("injected fault"));
+  CHECK_THAT(message, Catch::Contains(out));
+  REQUIRE(fs::exists(out + "/summary.json"));
+  const json s = json::parse(slurp(out + "/summary.json"));
+  CHECK(s["status"] == "failed");
+  CHECK(s["failed_device"] == "cpu");
+  CHECK_THAT(s["error"].get<std::string>(), Catch::Contains("illegal memory access"));
+  CHECK(fs::exists(out + "/config.resolved.json"));
+  CHECK(slurp(out + "/metrics.csv") == "device,epoch,loss\n");  // no run finished
+  CHECK_FALSE(fs::exists(out + "/model.json"));
+  fs::remove_all(out);
 }
