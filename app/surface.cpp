@@ -5,6 +5,7 @@
 
 #include "dataset.hpp"
 #include "errors.hpp"
+#include "memcheck.hpp"
 #include "reference_math.hpp"
 
 namespace nntrain {
@@ -17,6 +18,15 @@ void check_surface_request(const Config& cfg, int n) {
                      (cfg.data.csv.empty() ? cfg.data.generator : cfg.data.csv));
   if (cfg.model.layers.front() != 2 || cfg.model.layers.back() != 1)
     throw UsageError("--write-surface needs a model with 2 inputs and 1 output (config /model/layers)");
+  // Built after training: refuse now, not after the training time is spent.
+  check_fits_in_memory(surface_bytes(n), fmt::format("--write-surface {} ({} points)", n, double(n) * n));
+}
+
+double surface_bytes(int n) {
+  // Per point: the grid's x1, x2, y and the prediction (4 floats), and the CSV text (four
+  // %.9g numbers, at most 16 characters each with the separator) counted twice, for the
+  // string's growth while it is built.
+  return double(n) * double(n) * (4 * 4.0 + 2 * 64.0);
 }
 
 std::string surface_csv(const Config& cfg, const Params& p, int n) {

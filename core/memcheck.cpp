@@ -1,6 +1,7 @@
 // memcheck.cpp — see memcheck.hpp.
 #include "memcheck.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +40,13 @@ double memory_limit_bytes() {
   for (const char* f : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
     const double lim = cgroup_limit(f);
     if (lim > 0) mem = mem > 0 ? std::min(mem, lim) : lim;
+  }
+  // An address-space limit (ulimit -v, prlimit --as; some batch systems set one) caps what
+  // this process can allocate, whatever the machine has.
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    const double lim = double(rl.rlim_cur);
+    mem = mem > 0 ? std::min(mem, lim) : lim;
   }
   return mem;
 }

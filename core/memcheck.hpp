@@ -12,7 +12,8 @@
 
 namespace nntrain {
 
-// Bytes this process may use: min(physical memory, cgroup v2 memory.max / v1 limit).
+// Bytes this process may use: min(physical memory, cgroup v2 memory.max / v1 limit, the
+// address-space rlimit).
 // 0 when unknown (then nothing is refused for memory).
 double memory_limit_bytes();
 

@@ -205,3 +205,28 @@ TEST_CASE("a config file is validated as written: a bad value is exit 2 even whe
   CHECK_THAT(o.err, !Catch::Contains("as written"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("the surface of --write-surface is checked against memory before training", "[cli][surface][errors]") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // A sanitizer reserves terabytes of address space: an address-space limit kills it at start.
+  WARN("skipped under a sanitizer: the test limits the address space");
+  return;
+#endif
+  // 4096 x 4096 points need ~2.25 GiB for the surface; a 3 GB address-space limit allows
+  // half of that. Refused (exit 2) before the run folder exists, not after training.
+  const std::string dir = fresh_dir("surface_mem");
+  const auto r = run_nntrain("--config configs/peaks.json --epochs 2 --quiet --write-surface 4096 --out " + dir +
+                                 " data.grid=5",
+                             "prlimit --as=3000000000");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--write-surface 4096"));
+  CHECK_THAT(r.err, Catch::Contains("would need"));
+  CHECK_FALSE(fs::exists(dir));
+  // The same limit leaves room for a small surface.
+  const auto ok = run_nntrain("--config configs/peaks.json --epochs 2 --quiet --write-surface 50 --out " + dir +
+                                  " data.grid=5",
+                              "prlimit --as=3000000000");
+  CHECK(ok.exit_code == 0);
+  CHECK(fs::exists(dir + "/surface.cpu.csv"));
+  fs::remove_all(dir);
+}
