@@ -3,12 +3,16 @@
 # in its own folder so the normal build/ is untouched):
 #   (a) the whole test suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 #       (NNTRAIN_SANITIZE=ON), run with halt_on_error and leak detection;
-#   (b) the libFuzzer targets (NNTRAIN_FUZZ=ON, clang): config parser and CSV reader, each
+#   (b) the whole test suite built with ThreadSanitizer (NNTRAIN_TSAN=ON): the fast backend's
+#       thread pool, chunk claiming and reductions run with 1, 2 and 3 threads in-process, and
+#       every CLI test runs the (sanitized) binary on all cores;
+#   (c) the libFuzzer targets (NNTRAIN_FUZZ=ON, clang): config parser and CSV reader, each
 #       for FUZZ_SECONDS (default 60) from the seed corpora configs/ and data/.
 # Exits non-zero on any sanitizer report, failing test or fuzzer finding. A finding's input
 # is saved as build-fuzz/findings/<target>/crash-* (reproduce: run the target on that file).
 # Environment: FUZZ_SECONDS (60), JOBS (2), CXX_CLANG (clang++-14 or clang++), SKIP_ASAN=1,
-# SKIP_FUZZ=1, ASAN_BUILD_DIR (build-asan), FUZZ_BUILD_DIR (build-fuzz).
+# SKIP_TSAN=1, SKIP_FUZZ=1, ASAN_BUILD_DIR (build-asan), TSAN_BUILD_DIR (build-tsan),
+# FUZZ_BUILD_DIR (build-fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +20,7 @@ FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
 JOBS="${JOBS:-2}"
 ASAN_BUILD_DIR="${ASAN_BUILD_DIR:-build-asan}"
 FUZZ_BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
+TSAN_BUILD_DIR="${TSAN_BUILD_DIR:-build-tsan}"
 CXX_CLANG="${CXX_CLANG:-$(command -v clang++-14 || command -v clang++ || true)}"
 if [[ -z "$CXX_CLANG" ]]; then
   echo "ci-hardening: clang++ not found (scripts/bootstrap.sh installs clang-14)" >&2
@@ -34,7 +39,18 @@ if [[ "${SKIP_ASAN:-0}" != 1 ]]; then
   cmake --build "$ASAN_BUILD_DIR" --parallel "$JOBS"
   # The tests run the (sanitized) nntrain binary as a child: a report there gives exit
   # 86/87/88, which no test accepts, so it fails the test that ran it.
-  ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure --parallel "$JOBS"
+  ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure --parallel "$JOBS" --no-tests=error
+fi
+
+if [[ "${SKIP_TSAN:-0}" != 1 ]]; then
+  echo "== ci-hardening: ThreadSanitizer test suite ($TSAN_BUILD_DIR, $CXX_CLANG)"
+  cmake -S . -B "$TSAN_BUILD_DIR" -G Ninja -DNNTRAIN_WITH_CUDA=OFF -DNNTRAIN_TSAN=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_CLANG" >/dev/null
+  cmake --build "$TSAN_BUILD_DIR" --parallel "$JOBS"
+  # A report aborts the test (in-process) or gives exit 89 (the binary as a child), which no
+  # test accepts.
+  TSAN_OPTIONS="halt_on_error=1:exitcode=89:second_deadlock_stack=1" \
+    ctest --test-dir "$TSAN_BUILD_DIR" --output-on-failure --parallel "$JOBS" --no-tests=error
 fi
 
 if [[ "${SKIP_FUZZ:-0}" != 1 ]]; then

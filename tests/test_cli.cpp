@@ -207,7 +207,12 @@ TEST_CASE("a config file is validated as written: a bad value is exit 2 even whe
 }
 
 TEST_CASE("the surface of --write-surface is checked against memory before training", "[cli][surface][errors]") {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define NNTRAIN_TEST_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(NNTRAIN_TEST_SANITIZED)
   // A sanitizer reserves terabytes of address space: an address-space limit kills it at start.
   WARN("skipped under a sanitizer: the test limits the address space");
   return;
