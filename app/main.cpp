@@ -77,7 +77,9 @@ int main(int argc, char** argv) {
   bench->add_option("--devices", ba.devices, "comma-separated: cpu,gpu");
   add_config_flags(*bench, kForBench, bench_flags);
   bench->add_option("--sweep", ba.sweep, "key.path=v1,v2,... (one key)");
-  bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 1)");
+  bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 2)");
+  bench->add_option("--price", ba.price, "price per hour of each device, e.g. cpu=0.2,gpu=1.1: adds costs");
+  bench->add_option("--currency", ba.currency, "label for --price amounts, e.g. EUR (converts nothing)");
   bench->add_option("--export-markdown", ba.export_markdown, "write a Markdown table");
   bench->add_flag("--quiet,-q", ba.quiet, "no progress output");
   bench->add_option("overrides", ba.overrides, "key.path=value config overrides");
