@@ -81,12 +81,13 @@ void check_sweep_vs_flags(const SweepSpec& sweep, const std::vector<std::string>
 // --price and --currency: every device that runs needs a price (a cost for one of two devices
 // would compare nothing); a price for a device not run is allowed (one price list, any run).
 std::optional<Prices> parse_price_options(const BenchArgs& a, const std::vector<Device>& devices) {
-  if (a.price.empty()) {
-    if (!a.currency.empty()) throw UsageError("--currency " + a.currency + ": give --price as well (it labels its amounts)");
+  if (!a.price_given) {
+    if (a.currency_given)
+      throw UsageError("--currency " + a.currency + ": give --price as well (it labels its amounts)");
     return std::nullopt;
   }
   Prices p = parse_prices(a.price);
-  if (!a.currency.empty()) check_currency(a.currency);
+  if (a.currency_given) check_currency(a.currency);
   p.currency = a.currency;
   for (const Device d : devices)
     if (!p.has(d))

@@ -119,6 +119,8 @@ int main(int argc, char** argv) {
   ba.flag_overrides = config_flag_overrides(bench_flags);
   ba.flag_keys = config_flag_keys(bench_flags);
   ba.reps_set = bench->count("--reps") > 0;
+  ba.price_given = bench->count("--price") > 0;  // --price "" is an error, not "no prices"
+  ba.currency_given = bench->count("--currency") > 0;
 
   return guarded([&] {
     if (*info) return cmd_info();
