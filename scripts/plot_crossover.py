@@ -78,7 +78,7 @@ def main():
                        label="GPU cheaper per run from ≈ %.0f samples (%s)" % (x_cost, at))
     ax.text(0.01, 0.99, note, transform=ax.transAxes, va="top", fontsize=8, wrap=True)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", fontsize=8)
     out = a.output or os.path.splitext(a.bench_json)[0] + ".png"
     nnplot.save(fig, out)
 
