@@ -276,15 +276,22 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
   fmt::print(out, "\n{}Summary{} (median training time; set-up and warm-up excluded)\n", b, e);
   fmt::print(out, "  {:<16} {:>10}", key, "samples");
   for (const auto d : r.devices) fmt::print(out, " {:>10}", to_string(d));
+  if (r.has_target)
+    for (const auto d : r.devices) fmt::print(out, " {:>13}", std::string(to_string(d)) + " to target");
   if (r.both_devices) fmt::print(out, "  {}", "speed-up");
   fmt::print(out, "\n");
   for (int i : r.size_order) {
     const BenchPoint& p = r.points[size_t(i)];
     fmt::print(out, "  {:<16} {:>10}", sweep_value_text(p), p.samples);
     for (const auto d : r.devices) fmt::print(out, " {:>10}", seconds_text(point_median(p, d)));
+    if (r.has_target)
+      for (const auto d : r.devices) fmt::print(out, " {:>13}", point_target_text(p, d));
     if (r.both_devices) fmt::print(out, "  {}", speedup_text(point_speedup(p)));
     fmt::print(out, "\n");
   }
+  if (r.has_target)
+    fmt::print(out, "  (time to target: median clock reading at the crossing epoch; * interpolated within a chunk; "
+                    "- not reached or not finished)\n");
   fmt::print(out, "\n{}Crossover{}: {}\n", b, e, crossover_message(r));
   print_worth_footer(out, r, b, e);
   std::fflush(out);

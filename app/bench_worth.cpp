@@ -76,6 +76,12 @@ double point_target_seconds(const BenchPoint& p, Device device) {
   return t && t->reached ? t->seconds : -1.0;
 }
 
+std::string point_target_text(const BenchPoint& p, Device device) {
+  const TargetResult* t = ok_target(find_run(p, device));
+  if (!t || !t->reached) return "-";
+  return seconds_text(t->seconds) + (t->measured ? " " : "*");
+}
+
 std::string point_verdict(const BenchReport& r, const BenchPoint& p) {
   const double c = point_median(p, Device::cpu), g = point_median(p, Device::gpu);
   if (!r.both_devices || !(c > 0) || !(g > 0)) return "";

@@ -17,6 +17,8 @@ namespace nntrain {
 // The median time to target of `device`'s run at `p`, or -1 when it did not finish (ok) or
 // did not reach the target (or no target was set).
 double point_target_seconds(const BenchPoint& p, Device device);
+// That time as the summary table shows it: "12.3 ms", "12.3 ms*" (interpolated) or "-".
+std::string point_target_text(const BenchPoint& p, Device device);
 
 // One line per point, "" unless both devices have the times it needs:
 // "gpu 14.2× faster, 4.7× cheaper per run at these prices" (speed only without prices).
