@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "bench_worth.hpp"
 #include "run_json.hpp"
 #include "sysinfo.hpp"
 
@@ -15,16 +16,6 @@ namespace nntrain {
 using nlohmann::json;
 
 namespace {
-
-const RunResult* find_run(const BenchPoint& p, Device device) {
-  for (const auto& r : p.runs)
-    if (r.device == device) return &r;
-  return nullptr;
-}
-
-std::string point_label(const BenchPoint& p) {
-  return p.key.empty() ? std::string("(config as given)") : p.key + " = " + p.text;
-}
 
 std::string sweep_value_text(const BenchPoint& p) { return p.key.empty() ? std::string("-") : p.text; }
 
@@ -43,29 +34,8 @@ std::string loss_text(const RunResult& r) {
   return r.losses.empty() ? std::string("-") : fmt::format("{:.6g}", r.losses.back());
 }
 
-const BenchPoint& at_size_position(const BenchReport& r, int pos) {
-  return r.points[size_t(r.size_order[size_t(pos)])];
-}
-
 std::string crossover_message(const BenchReport& r) {
-  const Crossover& c = r.crossover;
-  if (!r.both_devices) return "not evaluated (needs both cpu and gpu)";
-  if (!c.evaluated) return "not evaluated (no point has a valid time on both devices)";
-  if (c.faster_from < 0) return "GPU never faster in this range";
-  const BenchPoint& p = at_size_position(r, c.faster_from);
-  std::string s;
-  if (c.faster_from == 0 || c.interpolated_samples <= 0)
-    s = fmt::format("GPU faster at every size tried, from {} ({} samples): the crossover is below this range",
-                    point_label(p), p.samples);
-  else
-    s = fmt::format("GPU faster from {} ({} samples) on; break-even near {:.0f} samples (log-log interpolation)",
-                    point_label(p), p.samples, c.interpolated_samples);
-  if (c.first_faster >= 0 && c.first_faster != c.faster_from) {
-    const BenchPoint& f = at_size_position(r, c.first_faster);
-    s += fmt::format(" (GPU was also faster at {} but slower again at a larger size: noisy or non-monotonic)",
-                     point_label(f));
-  }
-  return s;
+  return crossover_sentence(r, r.crossover, "faster", "slower", "GPU never faster in this range");
 }
 
 json crossover_json(const BenchReport& r) {
@@ -88,6 +58,41 @@ json crossover_json(const BenchReport& r) {
 }
 
 }  // namespace
+
+const RunResult* find_run(const BenchPoint& p, Device device) {
+  for (const auto& r : p.runs)
+    if (r.device == device) return &r;
+  return nullptr;
+}
+
+std::string point_label(const BenchPoint& p) {
+  return p.key.empty() ? std::string("(config as given)") : p.key + " = " + p.text;
+}
+
+const BenchPoint& at_size_position(const BenchReport& r, int pos) {
+  return r.points[size_t(r.size_order[size_t(pos)])];
+}
+
+std::string crossover_sentence(const BenchReport& r, const Crossover& c, const std::string& better,
+                               const std::string& worse, const std::string& never) {
+  if (!r.both_devices) return "not evaluated (needs both cpu and gpu)";
+  if (!c.evaluated) return "not evaluated (no point has a valid time on both devices)";
+  if (c.faster_from < 0) return never;
+  const BenchPoint& p = at_size_position(r, c.faster_from);
+  std::string s;
+  if (c.faster_from == 0 || c.interpolated_samples <= 0)
+    s = fmt::format("GPU {} at every size tried, from {} ({} samples): the crossover is below this range", better,
+                    point_label(p), p.samples);
+  else
+    s = fmt::format("GPU {} from {} ({} samples) on; break-even near {:.0f} samples (log-log interpolation)", better,
+                    point_label(p), p.samples, c.interpolated_samples);
+  if (c.first_faster >= 0 && c.first_faster != c.faster_from) {
+    const BenchPoint& f = at_size_position(r, c.first_faster);
+    s += fmt::format(" (GPU was also {} at {} but {} again at a larger size: noisy or non-monotonic)", better,
+                     point_label(f), worse);
+  }
+  return s;
+}
 
 std::string bench_gpu_problem(const GpuInfo& gpu) {
   if (!gpu.simulated) return "";
@@ -121,11 +126,15 @@ void finish_report(BenchReport& r) {
     t.push_back({double(p.samples), point_median(p, Device::cpu), point_median(p, Device::gpu)});
   }
   r.crossover = r.both_devices ? find_crossover(t) : Crossover{};
+  r.has_target = false;
+  for (const auto& p : r.points)
+    for (const auto& run : p.runs) r.has_target = r.has_target || run.target.has_value();
+  finish_cost_crossover(r);
 }
 
 json bench_json(const BenchReport& r) {
   json j;
-  j["schema_version"] = 1;
+  j["schema_version"] = 2;
   j["name"] = r.name;
   j["context"] = r.context;
   j["results"] = json::array();
@@ -147,13 +156,17 @@ json bench_json(const BenchReport& r) {
       o["stddev"] = s.stddev;
       o["seconds_per_epoch"] = run.epochs_done ? s.median / run.epochs_done : 0.0;
       o["samples_per_second"] = s.median > 0 ? double(run.samples) * run.epochs_done / s.median : 0.0;
+      if (r.prices) o["cost"] = result_cost_json(r, run);
       j["results"].push_back(o);
     }
     const double sp = point_speedup(p);
-    j["points"].push_back({{"point", p.index}, {"key", key}, {"value", p.value}, {"samples", p.samples},
-                           {"speedup", sp > 0 ? json(sp) : json(nullptr)}});
+    json point = {{"point", p.index}, {"key", key}, {"value", p.value}, {"samples", p.samples},
+                  {"speedup", sp > 0 ? json(sp) : json(nullptr)}};
+    add_point_worth_json(r, p, point);
+    j["points"].push_back(point);
   }
   j["crossover"] = crossover_json(r);
+  j["cost_crossover"] = cost_crossover_json(r);
   return j;
 }
 
@@ -171,34 +184,36 @@ std::string bench_markdown(const BenchReport& r) {
                    load_average_note(c.value("load_average_1min", -1.0)));
   s += fmt::format("- GPU: {}\n", gpu);
   s += fmt::format("- {} timed repeat(s) per point (median shown), {} warm-up epoch(s) excluded; set-up reported "
-                   "apart\n\n",
+                   "apart\n",
                    c.value("repeats", 0), c.value("warmup_epochs", 0));
+  s += worth_markdown_context(r) + "\n";
   const std::string key = r.points.empty() || r.points[0].key.empty() ? "point" : r.points[0].key;
   s += fmt::format("| {} | samples | device | backend | threads | epochs | median | min | max | stddev | "
-                   "samples/s | final loss | set-up |\n",
-                   key);
-  s += "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+                   "samples/s | final loss | set-up |{}\n",
+                   key, worth_run_header(r));
+  s += "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + worth_run_align(r) + "\n";
   for (int i : r.size_order) {
     const BenchPoint& p = r.points[size_t(i)];
     for (const auto& run : p.runs) {
       const SampleStats st = summarize(run.train_seconds_per_repeat);
       const double sps = st.median > 0 ? double(run.samples) * run.epochs_done / st.median : 0.0;
-      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3g} | {} | {} |\n",
+      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3g} | {} | {} |{}\n",
                        sweep_value_text(p), p.samples, to_string(run.device), run.backend, run.threads, run.epochs_done,
                        run.status() == "ok" ? seconds_text(st.median) : run.status(), seconds_text(st.min),
                        seconds_text(st.max), seconds_text(st.stddev), sps, loss_text(run),
-                       seconds_text(run.setup_seconds));
+                       seconds_text(run.setup_seconds), worth_run_cells(r, run));
     }
   }
   if (r.both_devices) {
-    s += fmt::format("\n| {} | samples | CPU median | GPU median | speed-up |\n|---|---:|---:|---:|---|\n", key);
-    for (int i : r.size_order) {
-      const BenchPoint& p = r.points[size_t(i)];
-      s += fmt::format("| {} | {} | {} | {} | {} |\n", sweep_value_text(p), p.samples,
+    s += fmt::format("\n| {} | samples | CPU median | GPU median | speed-up |{}\n|---|---:|---:|---:|---|{}\n", key,
+                     worth_point_header(r), worth_point_align(r));
+    for (size_t pos = 0; pos < r.size_order.size(); ++pos) {
+      const BenchPoint& p = r.points[size_t(r.size_order[pos])];
+      s += fmt::format("| {} | {} | {} | {} | {} |{}\n", sweep_value_text(p), p.samples,
                        seconds_text(point_median(p, Device::cpu)), seconds_text(point_median(p, Device::gpu)),
-                       speedup_text(point_speedup(p)));
+                       speedup_text(point_speedup(p)), worth_point_cells(r, int(pos)));
     }
-    s += "\n**Crossover:** " + crossover_message(r) + "\n";
+    s += "\n**Crossover:** " + crossover_message(r) + "\n" + worth_markdown_footer(r);
   } else {
     s += fmt::format("\nOnly {} ran: no CPU/GPU comparison or crossover.\n",
                      r.devices.empty() ? std::string("-") : std::string(to_string(r.devices[0])));
@@ -231,6 +246,7 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
              c.value("cuda_build", ""), c.value("precision", "fp32"));
   fmt::print(out, "  timing   {} repeat(s) per point (median, min, max, mean, stddev) · {} warm-up epoch(s) excluded\n",
              c.value("repeats", 0), c.value("warmup_epochs", 0));
+  print_worth_header(out, r);
   if (!c.value("optimized", true))
     fmt::print(out, "  warning  this build is not optimised: timings are not representative\n");
 
@@ -250,24 +266,34 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
         fmt::print(out, "  {:<6} {} at epoch {}: its time is not used\n", "", run.status(),
                    run.diverged_epoch ? run.diverged_epoch : run.epochs_done);
       if (run.nondeterministic) fmt::print(out, "  {:<6} warning: repeats gave different loss curves\n", "");
+      print_run_worth(out, r, run);
     }
     if (r.both_devices) fmt::print(out, "  speed-up: {}\n", speedup_text(point_speedup(p)));
+    print_point_worth(out, r, p);
   }
 
   const std::string key = r.points.empty() || r.points[0].key.empty() ? "point" : r.points[0].key;
   fmt::print(out, "\n{}Summary{} (median training time; set-up and warm-up excluded)\n", b, e);
   fmt::print(out, "  {:<16} {:>10}", key, "samples");
   for (const auto d : r.devices) fmt::print(out, " {:>10}", to_string(d));
+  if (r.has_target)
+    for (const auto d : r.devices) fmt::print(out, " {:>13}", std::string(to_string(d)) + " to target");
   if (r.both_devices) fmt::print(out, "  {}", "speed-up");
   fmt::print(out, "\n");
   for (int i : r.size_order) {
     const BenchPoint& p = r.points[size_t(i)];
     fmt::print(out, "  {:<16} {:>10}", sweep_value_text(p), p.samples);
     for (const auto d : r.devices) fmt::print(out, " {:>10}", seconds_text(point_median(p, d)));
+    if (r.has_target)
+      for (const auto d : r.devices) fmt::print(out, " {:>13}", point_target_text(p, d));
     if (r.both_devices) fmt::print(out, "  {}", speedup_text(point_speedup(p)));
     fmt::print(out, "\n");
   }
+  if (r.has_target)
+    fmt::print(out, "  (time to target: median clock reading at the crossing epoch; * interpolated within a chunk; "
+                    "- not reached or not finished)\n");
   fmt::print(out, "\n{}Crossover{}: {}\n", b, e, crossover_message(r));
+  print_worth_footer(out, r, b, e);
   std::fflush(out);
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,13 +33,26 @@ struct BenchReport {
   std::vector<int> size_order;     // point indices by ascending samples (stable)
   bool both_devices = false;
   Crossover crossover;             // over size_order positions
+  std::optional<Prices> prices;    // --price (and --currency)
+  bool has_target = false;         // some run had train.target_loss set
+  Crossover cost_crossover;        // over size_order positions, from costs per run
 };
 
-// Fills size_order and crossover from points and devices.
+// Fills size_order, both_devices, has_target and the crossovers from points and devices.
 void finish_report(BenchReport& r);
 
 // The run's median time on `device` at `p`, or -1 if it did not run or did not finish.
 double point_median(const BenchPoint& p, Device device);
+// The run of `device` at `p`, or nullptr.
+const RunResult* find_run(const BenchPoint& p, Device device);
+// The point at position `pos` of size_order.
+const BenchPoint& at_size_position(const BenchReport& r, int pos);
+// "data.grid = 200", or "(config as given)" without a sweep.
+std::string point_label(const BenchPoint& p);
+// The crossover sentence for `c`: `better` is what the GPU becomes ("faster", "cheaper per
+// run"), `worse` its opposite ("slower", "dearer"), `never` the sentence when it never does.
+std::string crossover_sentence(const BenchReport& r, const Crossover& c, const std::string& better,
+                               const std::string& worse, const std::string& never);
 
 nlohmann::json bench_json(const BenchReport& r);
 std::string bench_markdown(const BenchReport& r);

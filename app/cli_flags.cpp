@@ -3,6 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdlib>
+
 #include "names.hpp"
 
 namespace nntrain {
@@ -36,9 +39,21 @@ const std::vector<ConfigFlag>& config_flags() {
        kForTrain | kForBench},
       {"--reps", "timing.repeats", "timed repeats per point (default 5)", Kind::integer, {}, kForBench, 1, 1000},
       {"--warmup", "timing.warmup_epochs", "warm-up epochs per run", Kind::integer, {}, kForBench, 0, 1000000},
+      {"--target-loss", "train.target_loss", "also time the run to the first epoch with loss <= L", Kind::real, {},
+       kForTrain | kForBench},
   };
   return kConfigFlags;
 }
+
+// "nan" and "inf" parse as doubles but are no value a config key takes (JSON has no NaN: it
+// would become null, which train.target_loss reads as "no target").
+const CLI::Validator kFinite(
+    [](std::string& text) {
+      char* end = nullptr;
+      const double d = std::strtod(text.c_str(), &end);
+      return std::isfinite(d) ? std::string() : "value " + text + " is not a finite number";
+    },
+    "FINITE");
 
 }  // namespace
 
@@ -60,7 +75,7 @@ void add_config_flags(CLI::App& app, unsigned command, ConfigFlagValues& v) {
         if (f.lo < f.hi) o->check(CLI::Range(f.lo, f.hi));
         break;
       case Kind::unsigned_integer: o = app.add_option(f.flag, v.unsigned_integers[i], f.help); break;
-      case Kind::real: o = app.add_option(f.flag, v.reals[i], f.help); break;
+      case Kind::real: o = app.add_option(f.flag, v.reals[i], f.help)->check(kFinite); break;
       case Kind::choice: o = app.add_option(f.flag, v.texts[i], f.help)->check(CLI::IsMember(f.choices)); break;
     }
     v.options[i] = o;

@@ -61,6 +61,7 @@ std::string utc_now() {
 // Everything bench decided before running: one validated Config per sweep point.
 struct BenchPlan {
   std::vector<Device> devices;
+  std::optional<Prices> prices;  // --price, --currency
   std::optional<SweepSpec> sweep;
   std::vector<Config> configs;  // one per point, in sweep order
 };
@@ -77,9 +78,28 @@ void check_sweep_vs_flags(const SweepSpec& sweep, const std::vector<std::string>
 
 // Validates every point (config, data, initial weights, devices and GPU path — the same
 // checks as `train`) and the export paths, before anything runs.
+// --price and --currency: every device that runs needs a price (a cost for one of two devices
+// would compare nothing); a price for a device not run is allowed (one price list, any run).
+std::optional<Prices> parse_price_options(const BenchArgs& a, const std::vector<Device>& devices) {
+  if (!a.price_given) {
+    if (a.currency_given)
+      throw UsageError("--currency " + a.currency + ": give --price as well (it labels its amounts)");
+    return std::nullopt;
+  }
+  Prices p = parse_prices(a.price);
+  if (a.currency_given) check_currency(a.currency);
+  p.currency = a.currency;
+  for (const Device d : devices)
+    if (!p.has(d))
+      throw UsageError(fmt::format("--price \"{}\": no price for {}, which --devices {} runs", a.price, to_string(d),
+                                   a.devices));
+  return p;
+}
+
 BenchPlan validate_all(const BenchArgs& a) {
   BenchPlan plan;
   plan.devices = parse_devices(a.devices);
+  plan.prices = parse_price_options(a, plan.devices);
   if (!a.sweep.empty()) plan.sweep = parse_sweep(a.sweep);
   const std::string device_choice =
       plan.devices.size() == 2 ? "both" : to_string(plan.devices.front());
@@ -150,6 +170,14 @@ BenchReport new_report(const BenchArgs& a, const BenchPlan& plan) {
   report.context["cpu_backend"] = to_string(first.cpu.backend);
   report.context["sweep_key"] = plan.sweep ? nlohmann::json(plan.sweep->key) : nlohmann::json(nullptr);
   report.context["overrides"] = a.overrides;
+  report.context["target_loss"] = first.train.target_loss ? nlohmann::json(*first.train.target_loss) : nlohmann::json(nullptr);
+  report.prices = plan.prices;
+  if (plan.prices)
+    report.context["prices"] = {
+        {"cpu", plan.prices->has(Device::cpu) ? nlohmann::json(plan.prices->cpu) : nlohmann::json(nullptr)},
+        {"gpu", plan.prices->has(Device::gpu) ? nlohmann::json(plan.prices->gpu) : nlohmann::json(nullptr)},
+        {"currency", plan.prices->currency.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.prices->currency)},
+        {"per", "hour"}};
   return report;
 }
 

@@ -26,6 +26,8 @@ struct BenchArgs {
   std::string devices = "cpu,gpu";
   std::string sweep;
   std::string export_json, export_markdown;
+  std::string price, currency;  // --price cpu=X,gpu=Y (per hour), --currency LABEL
+  bool price_given = false, currency_given = false;
   bool quiet = false;
   bool reps_set = false;  // --reps given: else bench's default of 5 repeats sits below the overrides
   std::vector<std::string> overrides;       // the user's key.path=value

@@ -77,7 +77,9 @@ int main(int argc, char** argv) {
   bench->add_option("--devices", ba.devices, "comma-separated: cpu,gpu");
   add_config_flags(*bench, kForBench, bench_flags);
   bench->add_option("--sweep", ba.sweep, "key.path=v1,v2,... (one key)");
-  bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 1)");
+  bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 2)");
+  bench->add_option("--price", ba.price, "price per hour of each device, e.g. cpu=0.2,gpu=1.1: adds costs");
+  bench->add_option("--currency", ba.currency, "label for --price amounts, e.g. EUR (converts nothing)");
   bench->add_option("--export-markdown", ba.export_markdown, "write a Markdown table");
   bench->add_flag("--quiet,-q", ba.quiet, "no progress output");
   bench->add_option("overrides", ba.overrides, "key.path=value config overrides");
@@ -117,6 +119,8 @@ int main(int argc, char** argv) {
   ba.flag_overrides = config_flag_overrides(bench_flags);
   ba.flag_keys = config_flag_keys(bench_flags);
   ba.reps_set = bench->count("--reps") > 0;
+  ba.price_given = bench->count("--price") > 0;  // --price "" is an error, not "no prices"
+  ba.currency_given = bench->count("--currency") > 0;
 
   return guarded([&] {
     if (*info) return cmd_info();

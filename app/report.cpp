@@ -34,6 +34,19 @@ const RunResult* find_device(const std::vector<RunResult>& runs, Device device) 
   return nullptr;
 }
 
+// Time to target, saying how the time was obtained (docs/DESIGN.md §7).
+std::string target_text(const TargetResult& t, int epochs_done) {
+  if (!t.reached) return fmt::format("loss {:g} not reached in {} epochs", t.loss, epochs_done);
+  if (t.measured)
+    return fmt::format("loss {:g} reached at epoch {} after {} (measured: clock read at that epoch{})", t.loss, t.epoch,
+                       human_seconds(t.seconds),
+                       t.readings.size() > 1 ? fmt::format(", median of {} repeats", t.readings.size()) : "");
+  return fmt::format("loss {:g} reached at epoch {} after ~{} (interpolated between the measured {} at epoch {} and "
+                     "{} at epoch {}; timing.repeats >= 2 measures it)",
+                     t.loss, t.epoch, human_seconds(t.seconds), human_seconds(t.bracket_from_seconds), t.bracket_from,
+                     human_seconds(t.bracket_to_seconds), t.bracket_to);
+}
+
 }  // namespace
 
 bool want_color(std::FILE* f) { return std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(f)); }
@@ -116,6 +129,9 @@ void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const 
                gpu->simulated ? std::string(" — SIMULATED: ") + kSimulatedNote : std::string());
   fmt::print(out, "  timing   {} warm-up epoch(s) excluded · {} repeat(s)\n", cfg.timing.warmup_epochs,
              cfg.timing.repeats);
+  if (cfg.train.target_loss)
+    fmt::print(out, "  target   loss {:g}: the first epoch at or below it, timed at chunk boundaries\n",
+               *cfg.train.target_loss);
   if (!bi.optimized)
     fmt::print(out, "  warning  this build is not optimised ({}): timings are not representative\n", bi.build_type);
   std::fflush(out);
@@ -190,6 +206,7 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
                  human_seconds(r.setup.module_seconds), human_seconds(r.setup.alloc_seconds),
                  human_seconds(r.setup.transfer_seconds));
     if (r.nondeterministic) fmt::print(out, "  {:<6} warning: repeats gave different loss curves\n", "");
+    if (r.target) fmt::print(out, "  {:<6} {}\n", "", target_text(*r.target, r.epochs_done));
   }
   const RunResult* cpu = find_device(runs, Device::cpu);
   const RunResult* gpu = find_device(runs, Device::gpu);

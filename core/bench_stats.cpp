@@ -1,8 +1,11 @@
 // bench_stats.cpp — see bench_stats.hpp.
 #include "bench_stats.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
 
@@ -120,6 +123,73 @@ Crossover find_crossover(const std::vector<PointTimes>& points) {
     }
   }
   return c;
+}
+
+namespace {
+std::string trimmed(const std::string& t) {
+  const size_t b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+}
+}  // namespace
+
+Prices parse_prices(const std::string& arg) {
+  Prices p;
+  const auto fail = [&](const std::string& why) { throw UsageError("--price \"" + arg + "\": " + why); };
+  if (trimmed(arg).empty()) fail("expected device=price per hour, e.g. cpu=0.2,gpu=1.1");
+  size_t start = 0;
+  while (start <= arg.size()) {
+    const size_t comma = std::min(arg.find(',', start), arg.size());
+    const std::string item = trimmed(arg.substr(start, comma - start));
+    start = comma + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      fail("\"" + item + "\" is not device=price (e.g. cpu=0.2,gpu=1.1)");
+    const std::string name = trimmed(item.substr(0, eq)), text = trimmed(item.substr(eq + 1));
+    const auto d = parse_name(kDeviceNames, name);
+    if (!d) fail("unknown device \"" + name + "\" (expected cpu or gpu)");
+    if (p.of(*d) > 0) fail(name + " is priced twice");
+    char* end = nullptr;
+    const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size())
+      fail(name + " price \"" + text + "\" is not a number");
+    if (!std::isfinite(v) || !(v > 0))
+      fail(name + " price " + text + " is not a finite number > 0 (the price of one hour of the device)");
+    (*d == Device::cpu ? p.cpu : p.gpu) = v;
+  }
+  return p;
+}
+
+void check_currency(const std::string& label) {
+  const bool bad_char = std::any_of(label.begin(), label.end(), [](char c) {
+    return (unsigned char)c < 0x20 || c == 0x7f || c == ',' || c == '"' || c == '|';
+  });
+  if (trimmed(label).empty() || label.size() > 16 || bad_char)
+    throw UsageError("--currency \"" + label + "\": expected a short label such as EUR or USD (1 to 16 characters, "
+                     "no comma, quote, bar or control character)");
+}
+
+double cost_of(double price_per_hour, double seconds) { return price_per_hour * seconds / 3600.0; }
+
+std::string ratio_text(double f) {
+  if (f < 1.095) return fmt::format("{:.2f}", f);
+  if (f < 100) return fmt::format("{:.1f}", f);
+  return fmt::format("{:.0f}", f);
+}
+
+std::string verdict_text(double cpu_seconds, double gpu_seconds, const Prices* prices, const std::string& what) {
+  const double speed = cpu_seconds / gpu_seconds;  // > 1: the GPU is faster
+  const char* fast = speed > 1 ? "gpu" : "cpu";
+  std::string s = speed == 1 ? std::string("cpu and gpu equally fast")
+                             : fmt::format("{} {}× faster", fast, ratio_text(speed > 1 ? speed : 1 / speed));
+  if (!prices || !prices->has(Device::cpu) || !prices->has(Device::gpu)) return s + " " + what;
+  const double ratio = cost_of(prices->cpu, cpu_seconds) / cost_of(prices->gpu, gpu_seconds);  // > 1: GPU cheaper
+  const char* cheap = ratio > 1 ? "gpu" : "cpu";
+  const std::string factor = ratio_text(ratio > 1 ? ratio : 1 / ratio);
+  if (ratio == 1) s += ", the same cost " + what;
+  else if (speed == 1) s += fmt::format("; {} {}× cheaper {}", cheap, factor, what);
+  else if (std::string(cheap) == fast) s += fmt::format(", {}× cheaper {}", factor, what);
+  else s += fmt::format(", but {} {}× cheaper {}", cheap, factor, what);
+  return s + " at these prices";
 }
 
 }  // namespace nntrain

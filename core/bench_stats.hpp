@@ -1,11 +1,13 @@
 // bench_stats.hpp — the arithmetic behind `nntrain bench`, kept free of I/O so it can be
-// tested on its own: summary statistics of repeated timings, the --sweep syntax, and the
-// CPU/GPU crossover finder.
+// tested on its own: summary statistics of repeated timings, the --sweep syntax, the
+// CPU/GPU crossover finder, and prices, costs and the per-point verdict (--price).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "names.hpp"
 
 namespace nntrain {
 
@@ -37,7 +39,8 @@ SweepSpec parse_sweep(const std::string& arg);
 std::vector<std::string> split_top_level(const std::string& list);
 
 // One sweep point's median times; a negative time means "this device has no valid time
-// here" (not run, or diverged).
+// here" (not run, or diverged). The cost crossover passes costs per run instead of seconds:
+// the finder only compares the two devices' numbers.
 struct PointTimes {
   double samples = 0;   // data size of the point (the x axis of a crossover plot)
   double cpu_seconds = -1;
@@ -55,5 +58,35 @@ struct Crossover {
   double interpolated_samples = 0;
 };
 Crossover find_crossover(const std::vector<PointTimes>& points);
+
+// --price cpu=X,gpu=Y: what an hour of each device costs, in a unit the user names with
+// --currency (only a label: nntrain converts nothing).
+struct Prices {
+  double cpu = -1, gpu = -1;  // per hour; < 0 = not given
+  std::string currency;       // e.g. "EUR"; "" = not given
+  bool has(Device d) const { return of(d) > 0; }
+  double of(Device d) const { return d == Device::cpu ? cpu : gpu; }
+  // "EUR" or "price units" when no currency was given.
+  std::string unit() const { return currency.empty() ? std::string("price units") : currency; }
+};
+// Parses "cpu=0.2,gpu=1.1" (either or both, in any order). Throws UsageError naming the value
+// for an unknown device, a device given twice, or a price that is not a finite number > 0.
+Prices parse_prices(const std::string& arg);
+// Checks a --currency label: 1 to 16 printable characters, no comma or quote.
+void check_currency(const std::string& label);
+
+// Cost of `seconds` of a device priced `price_per_hour`: price × seconds / 3600. Plain
+// arithmetic on a measured time; the price is the user's.
+double cost_of(double price_per_hour, double seconds);
+
+// A factor as the verdict prints it: "14.2", "4.7", "1.04" (two decimals below 1.095, so
+// a near tie does not read "1.0×"), "215" (none from 100).
+std::string ratio_text(double factor);
+
+// The verdict for one point: which device is faster and which is cheaper, by how much, e.g.
+// "gpu 14.2× faster, 4.7× cheaper per run at these prices" or "gpu 1.8× faster, but cpu
+// 1.7× cheaper per run at these prices". `what` names the measure ("per run", "to loss
+// 0.05"). Times must be > 0; without prices (nullptr, or one device unpriced) only speed.
+std::string verdict_text(double cpu_seconds, double gpu_seconds, const Prices* prices, const std::string& what);
 
 }  // namespace nntrain

@@ -185,6 +185,17 @@ void read_train(const json& j, TrainConfig& c) {
   c.batch_size = int(t.integer("batch_size", c.batch_size, 0, std::numeric_limits<int>::max()));
   c.shuffle = t.boolean("shuffle", c.shuffle);
   c.log_every = int(t.integer("log_every", c.log_every, 1, 1000000000));
+  // null is allowed here, meaning "no target" (the resolved config writes it so).
+  c.target_loss.reset();
+  if (t.has("target_loss") && !t.at("target_loss").is_null()) {
+    const json& v = t.at("target_loss");
+    if (!v.is_number()) t.fail("/train/target_loss", "expected a number > 0 or null, got " + json_type_name(v));
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || !(d > 0))
+      t.fail("/train/target_loss", "value " + v.dump() + " is not a loss to reach (expected a finite number > 0; "
+                                   "leave the key out or null for no target)");
+    c.target_loss = d;
+  }
   t.finish();
 }
 
@@ -280,7 +291,8 @@ json config_to_json(const Config& c) {
   j["train"] = {{"epochs", c.train.epochs},
                 {"batch_size", c.train.batch_size},
                 {"shuffle", c.train.shuffle},
-                {"log_every", c.train.log_every}};
+                {"log_every", c.train.log_every},
+                {"target_loss", c.train.target_loss ? json(*c.train.target_loss) : json(nullptr)}};
   j["device"] = to_string(c.device);
   j["timing"] = {{"warmup_epochs", c.timing.warmup_epochs}, {"repeats", c.timing.repeats}};
   j["cpu"] = {{"backend", to_string(c.cpu.backend)}, {"threads", c.cpu.threads}};

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ struct TrainConfig {
   int batch_size = 0;  // 0 = full batch
   bool shuffle = true;
   int log_every = 100;
+  // Time to target (docs/DESIGN.md §7): the first epoch whose loss <= this, and the training
+  // time up to it. Absent (or null in the config) = no target.
+  std::optional<double> target_loss;
 };
 
 struct TimingConfig {

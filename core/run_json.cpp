@@ -31,6 +31,23 @@ json run_result_json(const RunResult& r) {
   o["nondeterministic"] = r.nondeterministic;
   o["simulated"] = r.simulated;
   if (r.diverged_epoch) o["diverged_epoch"] = r.diverged_epoch;
+  if (r.target) o["target"] = target_json(*r.target);
+  return o;
+}
+
+json target_json(const TargetResult& t) {
+  json o;
+  o["loss"] = t.loss;
+  o["reached"] = t.reached;
+  o["epoch"] = t.reached ? json(t.epoch) : json(nullptr);
+  o["seconds"] = t.reached ? json(t.seconds) : json(nullptr);
+  if (!t.reached) return o;
+  o["seconds_kind"] = t.measured ? "measured" : "interpolated";
+  o["measured_seconds"] = t.readings;
+  o["chunk"] = {{"from_epoch", t.bracket_from},
+                {"to_epoch", t.bracket_to},
+                {"from_seconds", t.bracket_from_seconds},
+                {"to_seconds", t.bracket_to_seconds}};
   return o;
 }
 

@@ -12,8 +12,15 @@ namespace nntrain {
 // initial/final loss (null when not finite), warm-up, set-up and transfer seconds,
 // train_seconds (median over repeats), seconds_per_epoch, samples_per_second,
 // nondeterministic, simulated (a simulated GPU: times are not measurements), and
-// diverged_epoch when diverged.
+// diverged_epoch when diverged, and target (below) when train.target_loss is set.
 nlohmann::json run_result_json(const RunResult& r);
+
+// {"loss", "reached", "epoch" (null if not reached), "seconds" (null if not reached)} — the
+// fields other tools rely on (docs/DESIGN.md §4) — and, when reached, "seconds_kind"
+// ("measured" or "interpolated"), "measured_seconds" (the clock readings at the crossing
+// epoch, one per repeat that had one) and "chunk" (the first repeat's chunk holding the
+// crossing epoch: from_epoch, to_epoch and the measured seconds at both ends).
+nlohmann::json target_json(const TargetResult& t);
 
 // A loss as a JSON number, or null for NaN/Inf (JSON has no NaN).
 nlohmann::json finite_or_null(double v);

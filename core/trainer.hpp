@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,28 @@
 #include "mlp.hpp"
 
 namespace nntrain {
+
+// Time to a target loss (train.target_loss; docs/DESIGN.md §7). The crossing epoch is the
+// first epoch whose recorded loss is <= `loss` (the first repeat's curve). Its time is the
+// device seconds of epochs 1..epoch, read at chunk boundaries:
+// - measured: a chunk ended exactly at the crossing epoch, so the time is a reading of the
+//   device's clock (the sum of the chunks' times). From the second repeat on the trainer
+//   splits the chunk that holds the crossing epoch there; the first repeat's reading counts
+//   too when the epoch fell on a boundary anyway. `seconds` is the median of these readings.
+// - interpolated: no repeat had a boundary there (one repeat only): linear in epochs between
+//   the two measured boundaries around it (`bracket_*`), and labelled as such.
+struct TargetResult {
+  double loss = 0;
+  bool reached = false;
+  int epoch = 0;                  // 1-based; 0 when not reached
+  double seconds = -1;            // < 0 when not reached
+  bool measured = false;          // false: `seconds` is interpolated
+  std::vector<double> readings;   // the measured readings, one per repeat that had one
+  // The first repeat's chunk holding the crossing epoch: epochs bracket_from+1 .. bracket_to,
+  // and the measured device seconds at its two ends.
+  int bracket_from = 0, bracket_to = 0;
+  double bracket_from_seconds = 0, bracket_to_seconds = 0;
+};
 
 struct RunResult {
   Device device = Device::cpu;
@@ -38,6 +61,7 @@ struct RunResult {
   bool interrupted = false;
   bool nondeterministic = false;  // a repeat's curve differed from the first
   bool simulated = false;         // trained on a simulated GPU: the times are not measurements
+  std::optional<TargetResult> target;  // only when train.target_loss is set
   std::string status() const {
     return diverged_epoch ? "diverged" : interrupted ? "interrupted" : "ok";
   }
@@ -70,6 +94,9 @@ struct CurveComparison {
   double max_rel_diff = 0;
   int compared_epochs = 0;
 };
+// The first epoch (1-based) of `losses` whose loss is <= `target`, or 0 when none is.
+int first_epoch_at_or_below(const std::vector<float>& losses, double target);
+
 CurveComparison compare_curves(const std::vector<float>& a, const std::vector<float>& b, double rel_tol = 1e-4);
 
 }  // namespace nntrain

@@ -6,7 +6,9 @@
 Usage: scripts/plot_crossover.py BENCH.json [-o crossover.png]
 Points are the median time; the bars span min to max over the repeats. The crossover is the
 bench's own (docs/BENCH.md): where the GPU becomes faster for good, and the interpolated
-break-even size. Exit 77 (skipped) without matplotlib, 2 on a bad input.
+break-even size. With `bench --price` (schema 2) the cost crossover is marked too: where the
+GPU becomes cheaper per run at the given prices. Reads schema 1 and 2. Exit 77 (skipped)
+without matplotlib, 2 on a bad input.
 """
 import argparse
 import json
@@ -27,8 +29,8 @@ def main():
             b = json.load(f)
     except (OSError, ValueError) as e:
         nnplot.fail("cannot read %s: %s" % (a.bench_json, e))
-    if b.get("schema_version") != 1:
-        nnplot.fail("%s: schema_version %r, this script reads 1" % (a.bench_json, b.get("schema_version")))
+    if b.get("schema_version") not in (1, 2):
+        nnplot.fail("%s: schema_version %r, this script reads 1 and 2" % (a.bench_json, b.get("schema_version")))
     series = {}
     for r in b["results"]:
         if r["status"] != "ok":
@@ -64,9 +66,19 @@ def main():
         x_mark = c.get("interpolated_samples") or (c["gpu_faster_from"] or {}).get("samples")
         if x_mark:
             ax.axvline(x_mark, color="tab:red", ls=":", lw=1.5, label="crossover ≈ %.0f samples" % x_mark)
+    cc = b.get("cost_crossover")
+    if cc is not None:
+        prices = ctx.get("prices") or {}
+        unit = prices.get("currency") or "price units"
+        at = "cpu %g, gpu %g %s/h" % (prices.get("cpu") or 0, prices.get("gpu") or 0, unit)
+        note += "\nCost crossover (%s): %s" % (at, cc["message"])
+        x_cost = cc.get("interpolated_samples") or (cc.get("gpu_cheaper_from") or {}).get("samples")
+        if x_cost:
+            ax.axvline(x_cost, color="tab:green", ls="--", lw=1.5,
+                       label="GPU cheaper per run from ≈ %.0f samples (%s)" % (x_cost, at))
     ax.text(0.01, 0.99, note, transform=ax.transAxes, va="top", fontsize=8, wrap=True)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", fontsize=8)
     out = a.output or os.path.splitext(a.bench_json)[0] + ".png"
     nnplot.save(fig, out)
 

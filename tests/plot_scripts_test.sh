@@ -21,7 +21,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$src"
 "$bin" --config configs/peaks.json --epochs 40 --quiet --write-surface 12 --out "$work/run" data.grid=12 >/dev/null
 "$bin" bench --config configs/peaks.json --devices cpu --reps 2 --warmup 1 --quiet --sweep data.grid=4,8,16 \
-  --export-json "$work/bench.json" train.epochs=5 >/dev/null
+  --target-loss 0.5 --price cpu=0.2 --export-json "$work/bench.json" train.epochs=5 >/dev/null
 
 scripts/plot_loss.py "$work/run" -o "$work/loss.png"
 scripts/plot_surface.py "$work/run" -o "$work/surface.png"
@@ -42,6 +42,9 @@ for r in b["results"]:
 b["results"] += gpu
 b["crossover"] = {"found": True, "message": "synthetic", "interpolated_samples": 32.0,
                   "gpu_faster_from": {"samples": 64}}
+b["context"]["prices"] = {"cpu": 0.2, "gpu": 1.0, "currency": "EUR", "per": "hour"}
+b["cost_crossover"] = {"found": True, "message": "synthetic cost", "interpolated_samples": None,
+                       "gpu_cheaper_from": {"samples": 256}}
 json.dump(b, open(sys.argv[2], "w"))
 PY
 scripts/plot_crossover.py "$work/both.json" -o "$work/both.png"

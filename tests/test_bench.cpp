@@ -107,7 +107,7 @@ TEST_CASE("bench sweep over 3 sizes exports 3 points with the documented fields"
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const json b = json::parse(slurp(dir + "/b.json"));
-  CHECK(b["schema_version"] == 1);
+  CHECK(b["schema_version"] == 2);
   for (const char* k : {"nntrain_version", "git_revision", "build_type", "precision", "cpu_model",
                         "hardware_threads", "gpu", "repeats", "warmup_epochs", "date_utc"})
     CHECK(b["context"].contains(k));

@@ -1,0 +1,476 @@
+// test_worth.cpp — "is the GPU worth it?": time to a target loss (measured on the CPU
+// reference, through a backend whose clock is fake so every time is known by hand), prices,
+// costs and the verdict wording (hand arithmetic), the report code driven by a fake two-device
+// bench, and the command line (exit 2 before anything runs, the summary's target object).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "bench_report.hpp"
+#include "bench_stats.hpp"
+#include "bench_worth.hpp"
+#include "cli_util.hpp"
+#include "cpu_reference.hpp"
+#include "errors.hpp"
+#include "run_json.hpp"
+#include "trainer.hpp"
+
+using namespace testutil;
+using namespace nntrain;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The reference backend with a fake clock: a chunk of n epochs "takes" n ms + 0.5 ms, so the
+// time at every chunk boundary is known by hand, and a reading at a boundary (measured) is
+// told apart from a linear interpolation inside a chunk (which cannot see the 0.5 ms). It
+// records the chunk sizes the trainer asks for.
+std::vector<int> g_chunks;
+constexpr double kPerEpoch = 1e-3, kPerChunk = 5e-4;
+
+class FakeClockBackend : public Backend {
+ public:
+  explicit FakeClockBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  Device device() const override { return inner_->device(); }
+  std::string name() const override { return "fake-clock"; }
+  std::string details() const override { return "reference backend, fake clock"; }
+  void load(const Params& p) override { inner_->load(p); }
+  Params params() override { return inner_->params(); }
+  SetupReport setup() const override { return inner_->setup(); }
+  double train(int epochs, float* losses) override {
+    inner_->train(epochs, losses);
+    g_chunks.push_back(epochs);
+    return epochs * kPerEpoch + kPerChunk;
+  }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+};
+
+std::unique_ptr<Backend> make_fake_clock(const Dataset& data, const BackendOptions& opt) {
+  return std::make_unique<FakeClockBackend>(make_cpu_reference_backend(data, opt));
+}
+
+Config small_config(int epochs, int log_every, int repeats, double target) {
+  Config c;
+  c.data.grid_x1 = c.data.grid_x2 = 10;
+  c.train.epochs = epochs;
+  c.train.log_every = log_every;
+  c.timing.warmup_epochs = 0;
+  c.timing.repeats = repeats;
+  c.cpu.backend = CpuBackendKind::reference;
+  if (target > 0) c.train.target_loss = target;
+  return c;
+}
+
+// The reference curve, straight from the reference backend in one call (no trainer).
+std::vector<float> reference_curve(const Config& c, const Dataset& data, const Params& init) {
+  auto b = make_cpu_reference_backend(data, backend_options(c, Device::cpu));
+  b->load(init);
+  std::vector<float> curve(size_t(c.train.epochs));
+  b->train(c.train.epochs, curve.data());
+  return curve;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("time to target on the CPU reference: the crossing epoch of the reference curve, its time measured or "
+          "interpolated as labelled", "[worth][target]") {
+  const int epochs = 300, chunk = 100;
+  const Config probe = small_config(epochs, chunk, 1, 0);
+  const Dataset data = make_peaks(10, 10, -3, 3);
+  const Params init = init_params(probe.model_spec(), probe.model.init, probe.seed);
+  const std::vector<float> curve = reference_curve(probe, data, init);
+  // A target the curve crosses inside a chunk (not on a boundary): the loss at epoch 222,
+  // and the first epoch at or below it found by hand from the curve.
+  const double target = curve[221];
+  int crossing = 0;
+  for (int e = 1; e <= epochs && !crossing; ++e)
+    if (curve[size_t(e - 1)] <= target) crossing = e;
+  REQUIRE(crossing > 0);
+  REQUIRE(crossing % chunk != 0);
+  const int from = (crossing - 1) / chunk * chunk, to = std::min(from + chunk, epochs);
+  const int chunks_before = from / chunk;
+  const BackendRegistry registry = {{Device::cpu, "reference", make_fake_clock}};
+
+  SECTION("one repeat: interpolated within the crossing chunk, and said so") {
+    g_chunks.clear();
+    const RunResult r = run_training(registry, small_config(epochs, chunk, 1, target), data, init, Device::cpu);
+    CHECK(g_chunks == std::vector<int>{100, 100, 100});
+    CHECK(same_bits(r.losses, curve));
+    REQUIRE(r.target);
+    const TargetResult& t = *r.target;
+    CHECK(t.reached);
+    CHECK(t.epoch == crossing);
+    CHECK_FALSE(t.measured);
+    CHECK(t.readings.empty());
+    CHECK(t.bracket_from == from);
+    CHECK(t.bracket_to == to);
+    const double t_from = from * kPerEpoch + chunks_before * kPerChunk;
+    const double t_to = to * kPerEpoch + (chunks_before + 1) * kPerChunk;
+    CHECK(t.bracket_from_seconds == Approx(t_from));
+    CHECK(t.bracket_to_seconds == Approx(t_to));
+    CHECK(t.seconds == Approx(t_from + double(crossing - from) / (to - from) * (t_to - t_from)));
+    const json j = run_result_json(r)["target"];
+    CHECK(j["seconds_kind"] == "interpolated");
+    CHECK(j["epoch"] == crossing);
+    CHECK(j["loss"].get<double>() == target);
+  }
+  SECTION("three repeats: later repeats end a chunk at the crossing epoch, so the time is a clock reading") {
+    g_chunks.clear();
+    const RunResult r = run_training(registry, small_config(epochs, chunk, 3, target), data, init, Device::cpu);
+    std::vector<int> split;
+    for (int done = 0; done < epochs;) {
+      int n = std::min(chunk, epochs - done);
+      if (crossing > done && crossing < done + n) n = crossing - done;
+      split.push_back(n);
+      done += n;
+    }
+    std::vector<int> expected{100, 100, 100};
+    for (int rep = 1; rep < 3; ++rep) expected.insert(expected.end(), split.begin(), split.end());
+    CHECK(g_chunks == expected);
+    CHECK(same_bits(r.losses, curve));  // ending a chunk early changes nothing but the clock reads
+    CHECK_FALSE(r.nondeterministic);
+    REQUIRE(r.target);
+    const TargetResult& t = *r.target;
+    CHECK(t.epoch == crossing);
+    CHECK(t.measured);
+    REQUIRE(t.readings.size() == 2);
+    const double reading = crossing * kPerEpoch + (chunks_before + 1) * kPerChunk;
+    CHECK(t.readings[0] == Approx(reading));
+    CHECK(t.seconds == Approx(reading));
+    // The whole run's time is still every epoch's: one more chunk in the split repeats.
+    CHECK(r.train_seconds_per_repeat[0] == Approx(epochs * kPerEpoch + 3 * kPerChunk));
+    CHECK(r.train_seconds_per_repeat[1] == Approx(epochs * kPerEpoch + 4 * kPerChunk));
+    CHECK(run_result_json(r)["target"]["seconds_kind"] == "measured");
+  }
+  SECTION("one repeat whose chunk ends at the crossing epoch anyway: measured") {
+    g_chunks.clear();
+    const RunResult r = run_training(registry, small_config(epochs, crossing, 1, target), data, init, Device::cpu);
+    REQUIRE(r.target);
+    CHECK(r.target->measured);
+    CHECK(r.target->seconds == Approx(crossing * kPerEpoch + kPerChunk));
+  }
+}
+
+TEST_CASE("a run that never reaches the target says so and still finishes", "[worth][target]") {
+  const Config c = small_config(50, 10, 2, 1e-12);
+  const Dataset data = make_peaks(10, 10, -3, 3);
+  const Params init = init_params(c.model_spec(), c.model.init, c.seed);
+  g_chunks.clear();
+  const RunResult r = run_training({{Device::cpu, "reference", make_fake_clock}}, c, data, init, Device::cpu);
+  CHECK(r.status() == "ok");
+  CHECK(r.epochs_done == 50);
+  CHECK(g_chunks.size() == 10);  // no split: there is no crossing epoch
+  REQUIRE(r.target);
+  CHECK_FALSE(r.target->reached);
+  CHECK(r.target->epoch == 0);
+  const json j = run_result_json(r)["target"];
+  CHECK(j == json{{"loss", 1e-12}, {"reached", false}, {"epoch", nullptr}, {"seconds", nullptr}});
+  // No target set: no target object at all.
+  const RunResult plain = run_training({{Device::cpu, "reference", make_fake_clock}}, small_config(5, 5, 1, 0), data,
+                                       init, Device::cpu);
+  CHECK_FALSE(plain.target);
+  CHECK_FALSE(run_result_json(plain).contains("target"));
+}
+
+TEST_CASE("first_epoch_at_or_below: first crossing, NaN never counts", "[worth][target]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(first_epoch_at_or_below({3, 2, 1, 0.5f, 2}, 1.0) == 3);
+  CHECK(first_epoch_at_or_below({3, 2}, 1.0) == 0);
+  CHECK(first_epoch_at_or_below({nan, 0.5f}, 1.0) == 2);
+  CHECK(first_epoch_at_or_below({}, 1.0) == 0);
+}
+
+TEST_CASE("prices parse, and bad ones are refused naming the value", "[worth][price]") {
+  const Prices p = parse_prices("cpu=0.2, gpu=1.1");
+  CHECK(p.cpu == 0.2);
+  CHECK(p.gpu == 1.1);
+  CHECK(parse_prices("gpu=3").cpu < 0);
+  CHECK(parse_prices("gpu=3").has(Device::gpu));
+  CHECK_FALSE(parse_prices("gpu=3").has(Device::cpu));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"cpu", "\"cpu\" is not device=price"}, {"cpu=abc", "\"abc\" is not a number"},
+      {"cpu=-1", "-1 is not a finite number > 0"}, {"cpu=0", "0 is not a finite number > 0"},
+      {"cpu=inf", "inf is not a finite number"}, {"cpu=nan", "nan is not a finite number"},
+      {"tpu=1", "unknown device \"tpu\""}, {"cpu=1,cpu=2", "cpu is priced twice"},
+      {"cpu=1,", "\"\" is not device=price"}, {"", "expected device=price"},
+      {"cpu=1x", "\"1x\" is not a number"}};
+  for (const auto& [arg, msg] : bad) {
+    INFO(arg);
+    try {
+      parse_prices(arg);
+      FAIL("accepted");
+    } catch (const UsageError& e) {
+      CHECK_THAT(e.what(), Catch::StartsWith("--price \"" + arg + "\"") && Catch::Contains(msg));
+    }
+  }
+  CHECK_NOTHROW(check_currency("EUR"));
+  CHECK_THROWS_AS(check_currency(""), UsageError);
+  CHECK_THROWS_AS(check_currency("a|b"), UsageError);
+  CHECK_THROWS_AS(check_currency(std::string(17, 'x')), UsageError);
+}
+
+TEST_CASE("cost arithmetic and the verdict wording, by hand", "[worth][price]") {
+  // 36 s at 1.1 per hour: 1.1 * 36 / 3600 = 0.011.
+  CHECK(cost_of(1.1, 36) == Approx(0.011));
+  CHECK(cost_of(3, 3600) == Approx(3));
+  const Prices p = parse_prices("cpu=1,gpu=3");  // the GPU costs 3x the CPU per hour
+  // Faster and cheaper: 14.2x the speed at 3x the price is 14.2 / 3 = 4.73x cheaper.
+  CHECK(verdict_text(14.2, 1.0, &p, "per run") == "gpu 14.2\u00d7 faster, 4.7\u00d7 cheaper per run at these prices");
+  // Faster but dearer: 1.8x the speed at 3x the price: the CPU is 3 / 1.8 = 1.67x cheaper.
+  CHECK(verdict_text(1.8, 1.0, &p, "per run") == "gpu 1.8\u00d7 faster, but cpu 1.7\u00d7 cheaper per run at these prices");
+  // Slower (and so dearer): the CPU is 3.1x faster and 3.1 * 3 = 9.3x cheaper.
+  CHECK(verdict_text(1.0, 3.1, &p, "per run") == "cpu 3.1\u00d7 faster, 9.3\u00d7 cheaper per run at these prices");
+  // The CPU faster but dearer when its hour costs more.
+  const Prices dear_cpu = parse_prices("cpu=10,gpu=1");
+  CHECK(verdict_text(1.0, 2.0, &dear_cpu, "to loss 0.05") ==
+        "cpu 2.0\u00d7 faster, but gpu 5.0\u00d7 cheaper to loss 0.05 at these prices");
+  // Ties, a near tie, no prices.
+  CHECK(verdict_text(3.0, 1.0, &p, "per run") == "gpu 3.0\u00d7 faster, the same cost per run at these prices");
+  CHECK(verdict_text(2.0, 2.0, &p, "per run") == "cpu and gpu equally fast; cpu 3.0\u00d7 cheaper per run at these prices");
+  CHECK(verdict_text(1.04, 1.0, nullptr, "per run") == "gpu 1.04\u00d7 faster per run");
+  CHECK(verdict_text(250, 1.0, nullptr, "per run") == "gpu 250\u00d7 faster per run");
+  const Prices only_gpu = parse_prices("gpu=3");
+  CHECK(verdict_text(14.2, 1.0, &only_gpu, "per run") == "gpu 14.2\u00d7 faster per run");
+}
+
+namespace {
+
+RunResult fake_run(Device d, double median, double target_seconds, bool measured) {
+  RunResult r;
+  r.device = d;
+  r.backend = d == Device::cpu ? "cpu-fake" : "gpu-fake";
+  r.samples = 1;
+  r.epochs_requested = r.epochs_done = 2000;
+  r.losses.assign(2000, 0.1f);
+  r.train_seconds_per_repeat = {median * 1.1, median, median * 0.9};
+  r.train_seconds = median;
+  TargetResult t;
+  t.loss = 0.05;
+  t.reached = target_seconds > 0;
+  t.epoch = t.reached ? 700 : 0;
+  t.seconds = target_seconds;
+  t.measured = measured;
+  r.target = t;
+  return r;
+}
+
+BenchPoint fake_point(int index, int samples, RunResult cpu, RunResult gpu) {
+  BenchPoint p;
+  p.index = index;
+  p.key = "data.grid";
+  p.text = std::to_string(samples);
+  p.value = samples;
+  p.samples = samples;
+  p.epochs = 2000;
+  cpu.samples = gpu.samples = samples;
+  p.runs = {cpu, gpu};
+  return p;
+}
+
+// Three points, given out of size order. CPU 1, 10, 100 s; GPU 2, 4, 10 s: speed-ups 0.5,
+// 2.5, 10, so the GPU is faster from 1000 samples. At cpu=1, gpu=3 per hour the cost ratios
+// are a third of those: 0.167, 0.833, 3.33, so the GPU is cheaper from 10000 samples.
+BenchReport fake_report(bool prices, bool target) {
+  BenchReport r;
+  r.name = "fake";
+  r.context = {{"nntrain_version", "0"}, {"repeats", 3}};
+  r.devices = {Device::cpu, Device::gpu};
+  r.points.push_back(fake_point(0, 1000, fake_run(Device::cpu, 10, 5, true), fake_run(Device::gpu, 4, 2, false)));
+  r.points.push_back(fake_point(1, 100, fake_run(Device::cpu, 1, 0.5, true), fake_run(Device::gpu, 2, -1, true)));
+  r.points.push_back(fake_point(2, 10000, fake_run(Device::cpu, 100, 50, true), fake_run(Device::gpu, 10, 4, true)));
+  if (!target)
+    for (auto& p : r.points)
+      for (auto& run : p.runs) run.target.reset();
+  if (prices) {
+    r.prices = parse_prices("cpu=1,gpu=3");
+    r.prices->currency = "EUR";
+  }
+  finish_report(r);
+  return r;
+}
+
+std::string console_text(const BenchReport& r) {
+  std::FILE* f = std::tmpfile();
+  print_bench(f, r, false);
+  std::rewind(f);
+  std::string s;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+std::string row_of(const std::string& md, const std::string& start) {
+  const size_t at = md.find(start);
+  return at == std::string::npos ? std::string() : md.substr(at, md.find('\n', at) - at);
+}
+
+}  // namespace
+
+TEST_CASE("a fake two-device bench drives costs, verdicts and the cost crossover", "[worth][report]") {
+  const BenchReport r = fake_report(true, true);
+  REQUIRE(r.both_devices);
+  REQUIRE(r.has_target);
+  CHECK(at_size_position(r, r.crossover.faster_from).samples == 1000);
+  REQUIRE(r.cost_crossover.faster_from >= 0);
+  CHECK(at_size_position(r, r.cost_crossover.faster_from).samples == 10000);
+  // Break-even of the cost ratio between (1000, 10/12) and (10000, 100/30), log-log:
+  // t = ln(1.2) / ln(4), 1000 * 10^t = 1353.68.
+  CHECK(r.cost_crossover.interpolated_samples == Approx(1353.68).epsilon(1e-5));
+
+  const json j = bench_json(r);
+  CHECK(j["schema_version"] == 2);
+  const json& big = j["points"][2];
+  CHECK(big["cost_ratio"].get<double>() == Approx(100.0 / 30.0));
+  CHECK(big["target_speedup"].get<double>() == Approx(12.5));
+  CHECK(big["target_cost_ratio"].get<double>() == Approx(50.0 / 12.0));
+  CHECK(big["verdict"] == "gpu 10.0\u00d7 faster, 3.3\u00d7 cheaper per run at these prices");
+  CHECK(big["target_verdict"] == "gpu 12.5\u00d7 faster, 4.2\u00d7 cheaper to loss 0.05 at these prices");
+  CHECK(j["points"][0]["verdict"] == "gpu 2.5\u00d7 faster, but cpu 1.2\u00d7 cheaper per run at these prices");
+  CHECK(j["points"][0]["target_verdict"] ==
+        "gpu 2.5\u00d7 faster, but cpu 1.2\u00d7 cheaper to loss 0.05 at these prices (from an interpolated time to "
+        "target)");
+  CHECK(j["points"][1]["verdict"] == "cpu 2.0\u00d7 faster, 6.0\u00d7 cheaper per run at these prices");
+  CHECK(j["points"][1]["target_verdict"] == "only cpu reached loss 0.05 in 2000 epochs");
+  CHECK(j["points"][1]["target_speedup"].is_null());
+  // Costs per result: price * median / 3600.
+  const json& gpu_big = j["results"][5];
+  REQUIRE(gpu_big["device"] == "gpu");
+  CHECK(gpu_big["cost"]["per_run"].get<double>() == Approx(3.0 * 10 / 3600));
+  CHECK(gpu_big["cost"]["to_target"].get<double>() == Approx(3.0 * 4 / 3600));
+  CHECK(gpu_big["cost"]["currency"] == "EUR");
+  CHECK(j["results"][3]["cost"]["to_target"].is_null());  // the GPU did not reach it at 100 samples
+  CHECK(j["cost_crossover"]["found"] == true);
+  CHECK(j["cost_crossover"]["gpu_cheaper_from"]["samples"] == 10000);
+  CHECK(j["cost_crossover"]["first_gpu_cheaper"]["samples"] == 10000);
+
+  const std::string md = bench_markdown(r);
+  CHECK_THAT(md, Catch::Contains("| time to target | target epoch | cost/run (EUR) | cost to target (EUR) |"));
+  CHECK_THAT(md, Catch::Contains("| cost per run | verdict | verdict to target | crossover |"));
+  CHECK_THAT(row_of(md, "| 10000 | 10000 | 1") , Catch::Contains("**GPU cheaper from here**"));
+  CHECK_THAT(row_of(md, "| 1000 | 1000 | 1"), Catch::Contains("**GPU faster from here**"));
+  CHECK_THAT(row_of(md, "| 1000 | 1000 | gpu"), Catch::Contains("2.000 s (interpolated)"));
+  CHECK_THAT(md, Catch::Contains("**Cost crossover** (at cpu 1, gpu 3 EUR per hour): GPU cheaper per run from "
+                                 "data.grid = 10000 (10000 samples) on; break-even near 1354 samples"));
+  CHECK_THAT(md, Catch::Contains("arithmetic, not a measurement"));
+
+  const std::string out = console_text(r);
+  CHECK_THAT(out, Catch::Contains("verdict: gpu 10.0\u00d7 faster, 3.3\u00d7 cheaper per run at these prices"));
+  CHECK_THAT(out, Catch::Contains("to target: only cpu reached loss 0.05"));
+  CHECK_THAT(out, Catch::Contains("Cost crossover: GPU cheaper per run from data.grid = 10000"));
+  CHECK_THAT(out, Catch::Contains("cost: 0.00833 EUR per run, 0.00333 EUR to target"));
+}
+
+TEST_CASE("without --price or a target the report has no cost or target columns", "[worth][report]") {
+  const BenchReport r = fake_report(false, false);
+  const std::string md = bench_markdown(r);
+  CHECK_THAT(md, Catch::Contains("| data.grid | samples | CPU median | GPU median | speed-up |\n"));
+  CHECK_THAT(md, Catch::Contains("| final loss | set-up |\n"));
+  CHECK_THAT(md, !Catch::Contains("cost") && !Catch::Contains("target") && !Catch::Contains("verdict"));
+  const json j = bench_json(r);
+  CHECK(j["cost_crossover"].is_null());
+  CHECK_FALSE(j["points"][0].contains("verdict"));
+  CHECK_FALSE(j["results"][0].contains("cost"));
+  CHECK_FALSE(j["results"][0].contains("target"));
+  CHECK_THAT(console_text(r), !Catch::Contains("verdict") && !Catch::Contains("Cost crossover"));
+  // Prices alone: cost columns, no target columns.
+  const std::string priced = bench_markdown(fake_report(true, false));
+  CHECK_THAT(priced, Catch::Contains("| cost/run (EUR) |") && !Catch::Contains("time to target"));
+}
+
+TEST_CASE("train --target-loss: summary.json and the resolved config carry it; unreached is exit 0",
+          "[worth][cli]") {
+  const std::string dir = fresh_dir("worth_train");
+  auto r = run_nntrain("--config configs/peaks.json --epochs 30 --quiet --target-loss 1e-9 --out " + dir +
+                       " data.grid=6 timing.warmup_epochs=0");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  json s = json::parse(slurp(dir + "/summary.json"));
+  CHECK(s["runs"][0]["target"] == json{{"loss", 1e-9}, {"reached", false}, {"epoch", nullptr}, {"seconds", nullptr}});
+  CHECK(json::parse(slurp(dir + "/config.resolved.json"))["train"]["target_loss"] == 1e-9);
+  CHECK_THAT(r.out, Catch::Contains("loss 1e-09 not reached in 30 epochs"));
+
+  // Reached at epoch 1 (any loss is below 1e6); two repeats end a chunk there: measured.
+  r = run_nntrain("--config configs/peaks.json --epochs 30 --quiet --target-loss 1e6 --out " + dir +
+                  " data.grid=6 timing.repeats=2");
+  REQUIRE(r.exit_code == 0);
+  s = json::parse(slurp(dir + "/summary.json"));
+  const json& t = s["runs"][0]["target"];
+  CHECK(t["reached"] == true);
+  CHECK(t["epoch"] == 1);
+  CHECK(t["seconds_kind"] == "measured");
+  CHECK(t["seconds"].get<double>() > 0);
+  CHECK(t["seconds"].get<double>() <= s["runs"][0]["train_seconds_max"].get<double>());
+
+  // No target: none in the summary, null in the resolved config.
+  r = run_nntrain("--config configs/peaks.json --epochs 3 --quiet --out " + dir + " data.grid=6");
+  REQUIRE(r.exit_code == 0);
+  CHECK_FALSE(json::parse(slurp(dir + "/summary.json"))["runs"][0].contains("target"));
+  CHECK(json::parse(slurp(dir + "/config.resolved.json"))["train"]["target_loss"].is_null());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bad --target-loss, --price or --currency: exit 2 naming the value, before anything runs",
+          "[worth][cli][errors]") {
+  const std::string dir = fresh_dir("worth_bad");
+  fs::create_directories(dir);
+  const std::string bench = "bench --config configs/peaks.json --devices cpu --reps 1 --quiet --export-json " + dir +
+                            "/b.json --export-markdown " + dir + "/b.md train.epochs=2 ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {bench + "--target-loss 0", "value 0.0 is not a loss to reach"},
+      {bench + "--target-loss -0.5", "value -0.5 is not a loss to reach"},
+      {bench + "--target-loss nan", "value nan is not a finite number"},
+      {bench + "--target-loss inf", "value inf is not a finite number"},
+      {bench + "train.target_loss='\"low\"'", "/train/target_loss: expected a number > 0 or null"},
+      {bench + "--price cpu=abc", "--price \"cpu=abc\": cpu price \"abc\" is not a number"},
+      {bench + "--price cpu=-2", "cpu price -2 is not a finite number > 0"},
+      {bench + "--price cpu=inf", "cpu price inf is not a finite number > 0"},
+      {bench + "--price tpu=1", "unknown device \"tpu\""},
+      {bench + "--price gpu=1", "no price for cpu, which --devices cpu runs"},
+      {bench + "--price ''", "--price \"\""},
+      {bench + "--currency EUR", "--currency EUR: give --price as well"},
+      {bench + "--price cpu=1 --currency ''", "--currency \"\""},
+      {"--config configs/peaks.json --target-loss -1 --out " + dir + "/run", "value -1.0 is not a loss to reach"},
+      {"--config configs/peaks.json --target-loss nan --out " + dir + "/run", "value nan is not a finite number"},
+  };
+  for (const auto& [args, msg] : cases) {
+    INFO(args);
+    const auto r = run_nntrain(args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(msg));
+    CHECK(r.out.empty());
+  }
+  CHECK(fs::is_empty(dir));  // no export, no run folder
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bench --target-loss --price on the CPU exports the target and the cost", "[worth][cli]") {
+  const std::string dir = fresh_dir("worth_bench");
+  fs::create_directories(dir);
+  const auto r = run_nntrain("bench --config configs/peaks.json --devices cpu --reps 2 --warmup 0 --quiet "
+                             "--target-loss 1e6 --price cpu=0.5,gpu=2 --currency EUR --export-json " +
+                             dir + "/b.json --export-markdown " + dir + "/b.md train.epochs=7 data.grid=6");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json b = json::parse(slurp(dir + "/b.json"));
+  CHECK(b["context"]["prices"] == json{{"cpu", 0.5}, {"gpu", 2.0}, {"currency", "EUR"}, {"per", "hour"}});
+  CHECK(b["context"]["target_loss"] == 1e6);
+  const json& o = b["results"][0];
+  CHECK(o["target"]["epoch"] == 1);
+  CHECK(o["target"]["seconds_kind"] == "measured");  // the second repeat ended a chunk at epoch 1
+  CHECK(o["target"]["measured_seconds"].size() == 1);
+  CHECK(o["cost"]["per_run"].get<double>() == Approx(0.5 * o["median"].get<double>() / 3600));
+  CHECK(o["cost"]["to_target"].get<double>() == Approx(0.5 * o["target"]["seconds"].get<double>() / 3600));
+  CHECK(b["cost_crossover"].is_null());  // one device
+  CHECK_THAT(slurp(dir + "/b.md"), Catch::Contains("| cost/run (EUR) | cost to target (EUR) |"));
+  CHECK_THAT(r.out, Catch::Contains("to loss 1e+06:") && Catch::Contains("EUR per run"));
+  fs::remove_all(dir);
+}
