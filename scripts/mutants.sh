@@ -96,10 +96,20 @@ mutant mse-mean-outputs core/reference_math.hpp '[gradcheck]' \
   'return loss / (Acc(count) * Acc(n_out));' \
   'return loss / Acc(count);' \
   'MSE: the mean over samples only, not over outputs'
+# The relu derivative of the fused backward through the first layer (grad_backprop_first),
+# which every 2-input net such as 2-20-5-1 takes, and the same in mv_block's epilogue (the
+# backward into deeper hidden layers, which 2-20-5-1 does not take: that one survived
+# [sizes] and is caught by test_fast_cpu.cpp's deeper and wider nets).
 mutant relu-backward kernels/cpu/cpu_fast_kernels.inc '[sizes]' \
+  '        p = a > vf{} ? p : vf{};
+      else if constexpr (ACT != 0)' \
+  '        p = a >= vf{} ? p : vf{};
+      else if constexpr (ACT != 0)' \
+  'fast kernels: relu passes the gradient through units that are off (output 0)'
+mutant relu-backward-deep kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
   'v = y > vf{} ? v : vf{};' \
   'v = y >= vf{} ? v : vf{};' \
-  'fast kernels: relu passes the gradient through units that are off (output 0)'
+  'fast kernels: the same in the backward into deeper hidden layers'
 mutant minibatch-last-dropped core/backend.cpp '[batch],[sizes]' \
   'p.batches = (n + p.batch - 1) / p.batch;' \
   'p.batches = n / p.batch;' \
