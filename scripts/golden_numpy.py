@@ -6,7 +6,9 @@ formulas. It produces
   * the first values of xoshiro256** seeded by SplitMix64 and the glorot_uniform weights
     they give for the reference 2-20-5-1 network (seed 1), to pin nntrain's initialiser;
   * for a fixed small network and data set: the step-0 loss, every gradient, and the loss
-    of 10 full-batch Adam steps (PyTorch's Adam formula) and of 10 SGD steps.
+    of 10 full-batch Adam steps (PyTorch's Adam formula) and of 10 SGD steps;
+  * the peaks surface on a small grid whose points are not 0 or ±1 (where x**3, x**2 and
+    x**5 would agree), laid out as nntrain's generator lays it out (x1 fastest).
 Run: /usr/bin/python3 scripts/golden_numpy.py > tests/golden_values.hpp
 """
 import numpy as np
@@ -162,6 +164,19 @@ def main():
                 P[l] = tuple(newp)
         print("// 10 full-batch %s steps, lr 0.01: loss before each step" % opt)
         print("static const double kSmall%sLosses[10] = {%s};" % (opt.capitalize(), ", ".join(fmt(v) for v in losses)))
+
+    # 3. peaks on a 5 x 4 grid over [-2.5, 2.2]: linspace as lo + (hi - lo) k / (n - 1) in
+    # float64, x1 fastest; the value at the float64 point (the generator rounds x and y to
+    # float32 after computing peaks).
+    n1, n2, lo, hi = 5, 4, -2.5, 2.2
+    g1 = [lo + (hi - lo) * k / (n1 - 1) for k in range(n1)]
+    g2 = [lo + (hi - lo) * k / (n2 - 1) for k in range(n2)]
+    vals = [peaks(np.float64(x1), np.float64(x2)) for x2 in g2 for x1 in g1]
+    print()
+    print("// peaks on make_peaks(%d, %d, %g, %g): x1 fastest, float64" % (n1, n2, lo, hi))
+    print("static const int kPeaksGridN1 = %d, kPeaksGridN2 = %d;" % (n1, n2))
+    print("static const double kPeaksGridLo = %s, kPeaksGridHi = %s;" % (fmt(lo), fmt(hi)))
+    print("static const double kPeaksGrid[%d] = {%s};" % (len(vals), ", ".join(fmt(v) for v in vals)))
 
 
 if __name__ == "__main__":

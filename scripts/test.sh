@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 scripts/build.sh
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --parallel "$(nproc)"
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --parallel "$(nproc)" --no-tests=error

@@ -25,14 +25,17 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// Runs `nntrain <args>` through /bin/sh in `cwd` (default: the source tree, so configs/ resolve).
-inline RunOutput run_nntrain(const std::string& args, const std::string& env = "") {
+// Runs `nntrain <args>` through /bin/sh in the source tree (so configs/ resolve). `env` is put
+// before the binary (variables, or a command such as `taskset -c 0`); `binary` replaces the
+// built binary (a copy that another user can reach, for example).
+inline RunOutput run_nntrain(const std::string& args, const std::string& env = "",
+                             const std::string& binary = NNTRAIN_BINARY) {
   static int counter = 0;
   const auto tmp = std::filesystem::temp_directory_path() / ("nntrain_cli_" + std::to_string(::getpid()));
   std::filesystem::create_directories(tmp);
   const std::string o = (tmp / ("out" + std::to_string(counter))).string();
   const std::string e = (tmp / ("err" + std::to_string(counter++))).string();
-  const std::string cmd = "cd '" NNTRAIN_SOURCE_DIR "' && " + env + " '" NNTRAIN_BINARY "' " + args + " >'" + o +
+  const std::string cmd = "cd '" NNTRAIN_SOURCE_DIR "' && " + env + " '" + binary + "' " + args + " >'" + o +
                           "' 2>'" + e + "' </dev/null";
   const int status = std::system(cmd.c_str());
   RunOutput r;

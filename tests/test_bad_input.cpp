@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -50,7 +51,41 @@ std::string model_json(const std::string& layers) {
 const std::string kLayer0 = R"({"in": 2, "out": 3, "activation": "relu", "W": [[1,2],[3,4],[5,6]], "b": [0,0,0]})";
 const std::string kLayer1 = R"({"in": 3, "out": 1, "activation": "identity", "W": [[1,2,3]], "b": [0]})";
 
-void run_cases(const std::vector<Case>& cases, const std::string& root) {
+// How a case runs the binary: directly, or as another user (see unprivileged()).
+struct Runner {
+  std::string prefix;                   // command put before the binary
+  std::string binary = NNTRAIN_BINARY;  // the binary to run
+};
+
+// A runner for which file permissions apply. As root (CI containers run as root) chmod 000
+// blocks nothing, so the binary runs as nobody (uid and gid 65534, no supplementary groups)
+// through setpriv (util-linux), from a copy in `root`, which that user can reach where the
+// checkout may not be. `root` and the case folders are made writable for that user: only
+// the file meant to be unreadable is not accessible.
+Runner unprivileged(const std::string& root, const std::vector<std::string>& case_dirs) {
+  if (::geteuid() != 0) return {};
+  REQUIRE(std::system("command -v setpriv >/dev/null 2>&1") == 0);  // util-linux: on every Debian
+  const auto all = fs::perms::all;
+  fs::create_directories(root);
+  fs::permissions(root, all);
+  for (const auto& d : case_dirs) {
+    fs::create_directories(root + "/" + d);
+    fs::permissions(root + "/" + d, all);
+  }
+  Runner r;
+  r.binary = root + "/nntrain";
+  fs::copy_file(NNTRAIN_BINARY, r.binary, fs::copy_options::overwrite_existing);
+  fs::permissions(r.binary, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+  r.prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+  // The runner works: as that user the copy runs.
+  const auto ok = run_nntrain("info", r.prefix, r.binary);
+  INFO("running " << r.binary << " as uid 65534: " << ok.err);
+  REQUIRE(ok.exit_code == 0);
+  return r;
+}
+
+void run_cases(const std::vector<Case>& cases, const std::string& root, const Runner& runner = {}) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
     const std::string dir = root + "/" + c.name;
@@ -65,7 +100,7 @@ void run_cases(const std::vector<Case>& cases, const std::string& root) {
     if (c.args.find("--save-model") == std::string::npos) args += " --save-model '" + saved + "'";
     args += " --quiet";
     if (c.args.find("output.dir=") == std::string::npos) args += " output.dir='" + numbered + "'";
-    const auto r = run_nntrain(args);
+    const auto r = run_nntrain(args, runner.prefix, runner.binary);
     INFO("case " << c.name << "\n  args: " << args << "\n  stderr: " << r.err);
     CHECK(r.exit_code == 2);
     CHECK(one_line_has_all(r.err, c.expect));
@@ -251,17 +286,12 @@ TEST_CASE("bad input matrix: CSV data files", "[bad_input][csv]") {
       {"not_found", cfg("nope.csv", ""), "", {"CSV data file not found", "nope.csv"}},
       {"is_directory", cfg("dir.csv", ""), "", {"dir.csv", "is a directory"}},
   };
-  // chmod 000 blocks reading only for an unprivileged user; as root (CI containers) the file
-  // stays readable, and the directory case above is the unreadable-path check that remains.
-  const std::string locked = root + "/locked.csv";
-  write_text(locked, "x1,x2,y\n1,2,3\n");
-  ::chmod(locked.c_str(), 0);
-  if (!std::ifstream(locked)) {
-    cases.push_back({"unreadable", cfg("locked.csv", ""), "", {"cannot read", "locked.csv"}});
-  } else {
-    WARN("running as root: chmod 000 does not block reads, the unreadable-CSV case is not run");
-  }
   run_cases(cases, root);
+  // A CSV file without read permission, read by a user it does not allow (see unprivileged()).
+  const Runner nobody = unprivileged(root, {"unreadable"});
+  const std::string locked = write_text(root + "/locked.csv", "x1,x2,y\n1,2,3\n");
+  ::chmod(locked.c_str(), 0);
+  run_cases({{"unreadable", cfg("locked.csv", ""), "", {"cannot read", "locked.csv"}}}, root, nobody);
   ::chmod(locked.c_str(), 0644);
   fs::remove_all(root);
 }
@@ -269,8 +299,6 @@ TEST_CASE("bad input matrix: CSV data files", "[bad_input][csv]") {
 TEST_CASE("bad input matrix: config file path, overrides and flags", "[bad_input]") {
   const std::string root = fresh_dir("bad_args");
   fs::create_directories(root + "/confdir");
-  const std::string locked = write_text(root + "/locked.json", "{}");
-  ::chmod(locked.c_str(), 0);
   std::vector<Case> cases = {
       {"config_missing", "", "--config does/not/exist.json", {"config file not found", "does/not/exist.json"}},
       {"config_directory", "", "--config {D}/../confdir", {"config file", "is a directory", "confdir"}},
@@ -292,11 +320,13 @@ TEST_CASE("bad input matrix: config file path, overrides and flags", "[bad_input
       {"flag_threads", "", "--threads 5000", {"/cpu/threads"}},
       {"flag_unknown", "", "--epochz 5", {"--epochz"}},
   };
-  if (!std::ifstream(locked))
-    cases.push_back({"config_unreadable", "", "--config " + locked, {"cannot read config file", "locked.json"}});
-  else
-    WARN("running as root: chmod 000 does not block reads, the unreadable-config case is not run");
   run_cases(cases, root);
+  // A config file without read permission, read by a user it does not allow (see unprivileged()).
+  const Runner nobody = unprivileged(root, {"config_unreadable"});
+  const std::string locked = write_text(root + "/locked.json", "{}");
+  ::chmod(locked.c_str(), 0);
+  run_cases({{"config_unreadable", "", "--config " + locked, {"cannot read config file", "locked.json"}}}, root,
+            nobody);
   ::chmod(locked.c_str(), 0644);
   fs::remove_all(root);
 }

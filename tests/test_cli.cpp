@@ -235,3 +235,24 @@ TEST_CASE("the surface of --write-surface is checked against memory before train
   CHECK(fs::exists(dir + "/surface.cpu.csv"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("epochs run in chunks of log_every give the same curve as one chunk, remainder included",
+          "[cli][chunks]") {
+  // train.log_every sets the chunk of epochs between progress reports (and interrupt
+  // checks): 10 epochs in chunks of 4 (4 + 4 + 2) must be the 10 epochs of one chunk, with
+  // the shuffle and Adam's step count carried across the calls.
+  const std::string dir = fresh_dir("chunks");
+  const std::string common = "--config configs/peaks.json --epochs 10 --batch-size 30 --quiet data.grid=10 "
+                             "model.layers=[2,6,1] timing.warmup_epochs=0";
+  const auto a = run_nntrain(common + " train.log_every=4 --out " + dir + "/four");
+  const auto b = run_nntrain(common + " train.log_every=10 --out " + dir + "/ten");
+  INFO(a.err << b.err);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  const std::string curve = slurp(dir + "/four/metrics.csv");
+  CHECK(std::count(curve.begin(), curve.end(), '\n') == 11);
+  CHECK(curve == slurp(dir + "/ten/metrics.csv"));
+  CHECK(slurp(dir + "/four/model.json") == slurp(dir + "/ten/model.json"));
+  CHECK(json::parse(slurp(dir + "/four/summary.json"))["runs"][0]["epochs"] == 10);
+  fs::remove_all(dir);
+}

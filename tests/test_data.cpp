@@ -6,6 +6,7 @@
 
 #include "dataset.hpp"
 #include "errors.hpp"
+#include "golden_values.hpp"
 
 using namespace nntrain;
 
@@ -92,4 +93,64 @@ TEST_CASE("CSV errors name file, line and column", "[data][csv]") {
   CHECK_THAT(err(""), Catch::Contains("empty"));
   CHECK_THAT(err("a,y\n"), Catch::Contains("no data rows"));
   CHECK_THROWS_WITH(load_csv("does/not/exist.csv", {"a"}, {"y"}), Catch::Contains("not found"));
+}
+
+TEST_CASE("peaks on a grid matches NumPy (scripts/golden_numpy.py)", "[data][golden]") {
+  // Points away from 0 and ±1, where x^3 and x^2 (or y^5 and y^3) give different values.
+  const Dataset d = make_peaks(kPeaksGridN1, kPeaksGridN2, kPeaksGridLo, kPeaksGridHi);
+  REQUIRE(d.n == kPeaksGridN1 * kPeaksGridN2);
+  for (int j = 0; j < kPeaksGridN2; ++j) {
+    for (int i = 0; i < kPeaksGridN1; ++i) {
+      const size_t s = size_t(j) * kPeaksGridN1 + i;
+      const double x1 = kPeaksGridLo + (kPeaksGridHi - kPeaksGridLo) * i / (kPeaksGridN1 - 1);
+      const double x2 = kPeaksGridLo + (kPeaksGridHi - kPeaksGridLo) * j / (kPeaksGridN2 - 1);
+      INFO("sample " << s << " at (" << x1 << ", " << x2 << ")");
+      CHECK(d.x[2 * s] == float(x1));
+      CHECK(d.x[2 * s + 1] == float(x2));
+      // Both in float64 from the same formula: only exp's last bits may differ.
+      CHECK(peaks(x1, x2) == Approx(kPeaksGrid[s]).epsilon(1e-12).margin(1e-15));
+      // The generator stores the value in float: half an ulp of float.
+      CHECK(d.y[s] == Approx(kPeaksGrid[s]).epsilon(1e-7).margin(1e-12));
+    }
+  }
+}
+
+TEST_CASE("CSV edge cases: no trailing newline, CRLF, BOM, blank lines", "[data][csv]") {
+  auto rows = [](const std::string& text) { return parse_csv(text, "t.csv", {"a"}, {"y"}); };
+  // The last row counts without a trailing newline.
+  const Dataset no_nl = rows("a,y\n1,2\n3,4");
+  REQUIRE(no_nl.n == 2);
+  CHECK(no_nl.x == std::vector<float>{1, 3});
+  CHECK(no_nl.y == std::vector<float>{2, 4});
+  const Dataset one = rows("a,y\n-0.5,7.25");
+  REQUIRE(one.n == 1);
+  CHECK(one.x == std::vector<float>{-0.5f});
+  CHECK(one.y == std::vector<float>{7.25f});
+  // Windows line endings, a byte-order mark, blank and whitespace-only lines anywhere.
+  const Dataset crlf = rows("\xEF\xBB\xBF" "a,y\r\n1,2\r\n\r\n  \t\r\n3,4\r\n5,6");
+  REQUIRE(crlf.n == 3);
+  CHECK(crlf.x == std::vector<float>{1, 3, 5});
+  CHECK(crlf.y == std::vector<float>{2, 4, 6});
+  const Dataset blank_first = rows("\n\na,y\n\n1,2\n");
+  REQUIRE(blank_first.n == 1);
+  CHECK(blank_first.y == std::vector<float>{2});
+}
+
+TEST_CASE("CSV line numbers count blank lines and the line without a newline", "[data][csv]") {
+  // The reader has no comment syntax: a '#' line is a data row and an error on its own line.
+  auto err = [](const std::string& text) {
+    try {
+      parse_csv(text, "t.csv", {"a"}, {"y"});
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(err("a,y\n1,2\n\n3,x\n"), Catch::Contains("t.csv: line 4, column 2"));
+  CHECK_THAT(err("\n\na,y\n1,2\n  \n\n3,x\n"), Catch::Contains("t.csv: line 7, column 2"));
+  CHECK_THAT(err("a,y\r\n\r\n1,2\r\n3,x"), Catch::Contains("t.csv: line 4, column 2"));
+  CHECK_THAT(err("a,y\n1,2\n\n3"), Catch::Contains("t.csv: line 4: expected 2 fields"));
+  CHECK_THAT(err("a,y\n\n# note\n1,2\n"), Catch::Contains("t.csv: line 3: expected 2 fields"));
+  // A blank line before the header moves the header's line number too.
+  CHECK_THAT(err("\na,a,y\n1,2,3\n"), Catch::Contains("t.csv: line 2: column \"a\" appears twice"));
 }

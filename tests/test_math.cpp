@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "backend.hpp"
 #include "mlp.hpp"
 #include "nnmath.hpp"
 #include "reference_math.hpp"
@@ -137,4 +138,25 @@ TEST_CASE("MSE term and gradient", "[math]") {
   CHECK(mse_term(3.0f, 1.0f) == 4.0f);
   // d/dp of mean over 4 terms of (p - t)^2 = 2 (p - t) / 4
   CHECK(mse_grad(3.0f, 1.0f, 2.0f / 4.0f) == 1.0f);
+}
+
+TEST_CASE("batch plan: every sample in exactly one batch, the last one partial", "[math][batch]") {
+  struct Want {
+    int n, batch_size, batch, batches, last;
+  };
+  for (const Want& w : {Want{5003, 1100, 1100, 5, 603}, Want{40000, 7000, 7000, 6, 5000}, Want{100, 30, 30, 4, 10},
+                        Want{100, 50, 50, 2, 50}, Want{100, 0, 100, 1, 100}, Want{100, 500, 100, 1, 100}}) {
+    INFO(w.n << " samples, batch_size " << w.batch_size);
+    const BatchPlan p = make_batch_plan(w.n, w.batch_size, true);
+    CHECK(p.batch == w.batch);
+    REQUIRE(p.batches == w.batches);
+    CHECK(p.size(p.batches - 1) == w.last);
+    CHECK(p.shuffle == (w.batches > 1));
+    // The shuffled positions of all batches together are every sample once.
+    const ShuffleKey key = make_shuffle_key(uint32_t(w.n), 3, 0);
+    std::set<uint32_t> seen;
+    for (int b = 0; b < p.batches; ++b)
+      for (int s = 0; s < p.size(b); ++s) seen.insert(shuffle_index(key, uint32_t(b) * uint32_t(p.batch) + uint32_t(s)));
+    CHECK(int(seen.size()) == w.n);
+  }
 }

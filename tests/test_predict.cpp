@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <sstream>
 
 #include "cli_util.hpp"
@@ -99,5 +100,71 @@ TEST_CASE("predict errors exit 2 naming the file and line and write nothing", "[
   const auto r = run_nntrain("predict" + model + " --input " + dir + "/good.csv --output " + dir + "/no/dir/out.csv");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("no/dir"));
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// A hand-made 2-3-1 relu/identity model whose output is negative over part of the domain,
+// and its forward pass written out here in double (independent of reference_forward).
+const char* kHandModel = R"({"format": "nntrain-mlp", "version": 1, "layers": [
+  {"in": 2, "out": 3, "activation": "relu", "W": [[1.0, 0.5], [-0.7, 1.2], [0.3, -0.9]], "b": [0.1, -0.2, 0.05]},
+  {"in": 3, "out": 1, "activation": "identity", "W": [[0.8, -1.1, 0.6]], "b": [-0.3]}]})";
+
+double hand_forward(double x1, double x2) {
+  const double h0 = std::max(0.0, 1.0 * x1 + 0.5 * x2 + 0.1);
+  const double h1 = std::max(0.0, -0.7 * x1 + 1.2 * x2 - 0.2);
+  const double h2 = std::max(0.0, 0.3 * x1 - 0.9 * x2 + 0.05);
+  return 0.8 * h0 - 1.1 * h1 + 0.6 * h2 - 0.3;  // identity output: may be negative
+}
+
+}  // namespace
+
+TEST_CASE("write-surface and predict agree with a forward pass written out by hand", "[cli][predict]") {
+  const std::string dir = fresh_dir("surface_hand");
+  fs::create_directories(dir);
+  const std::string model = write_text(dir + "/hand.json", kHandModel);
+  // 0 epochs: the surface is the hand model's. The training grid is the surface grid, so the
+  // run's loss of that model is the surface's mean squared error.
+  const auto r = run_nntrain("--config configs/peaks.json --epochs 0 --quiet --write-surface 7 --init-model " + model +
+                             " --out " + dir + "/run model.layers=[2,3,1] data.grid=7 data.range=[-2.5,2]");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto rows = csv_rows(slurp(dir + "/run/surface.cpu.csv"));
+  REQUIRE(rows.size() == 50);
+  int negative = 0;
+  double sse = 0;
+  std::string in = "x1,x2";  // the same points for predict, without a trailing newline
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const double x1 = std::stod(rows[i][0]), x2 = std::stod(rows[i][1]);
+    const double want = hand_forward(x1, x2), got = std::stod(rows[i][3]);
+    INFO("surface row " << i << " (" << x1 << ", " << x2 << ")");
+    // fp32 arithmetic on O(1) weights and inputs, printed with 9 digits: ~1e-7 relative.
+    CHECK(got == Approx(want).epsilon(1e-5).margin(1e-6));
+    negative += want < -0.05;
+    sse += (got - std::stod(rows[i][2])) * (got - std::stod(rows[i][2]));
+    in += "\n" + rows[i][0] + "," + rows[i][1];
+  }
+  CHECK(negative >= 5);  // an output activation wrongly applied (relu) would clip these
+  // The surface's MSE is the loss the reference loss function gives the same model on the same
+  // grid (train --backend reference --epochs 1 reports the loss before its first step).
+  const auto l = run_nntrain("--config configs/peaks.json --epochs 1 --json --backend reference --init-model " + model +
+                             " --out " + dir + "/loss model.layers=[2,3,1] data.grid=7 data.range=[-2.5,2]");
+  REQUIRE(l.exit_code == 0);
+  const json s = json::parse(l.out);
+  CHECK(sse / 49 == Approx(s["runs"][0]["initial_loss"].get<double>()).epsilon(1e-5));
+
+  write_text(dir + "/in.csv", in);
+  const auto p = run_nntrain("predict --model " + model + " --input " + dir + "/in.csv --output " + dir + "/pred.csv");
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  const auto pred = csv_rows(slurp(dir + "/pred.csv"));
+  REQUIRE(pred.size() == 50);  // the last input line, without a newline, is predicted too
+  for (size_t i = 1; i < pred.size(); ++i) {
+    INFO("predict row " << i);
+    CHECK(std::stod(pred[i][2]) == Approx(hand_forward(std::stod(pred[i][0]), std::stod(pred[i][1])))
+                                       .epsilon(1e-5)
+                                       .margin(1e-6));
+  }
   fs::remove_all(dir);
 }

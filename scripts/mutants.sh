@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# mutants.sh — does the test suite catch real bugs? Plants each deliberate bug of the list
+# below, one at a time, in a scratch copy of the source tree (outside the work tree, which is
+# never touched), rebuilds incrementally, runs the tests that should catch it, and reports
+# KILLED (a test failed) or SURVIVED (all passed). Ends with the line
+#   mutants: K of N killed
+# Exit status: 0 when K >= 90 % of N; 1 below that; 2 when a mutant could not be planted
+# (its pattern is not found exactly once: the source drifted, fix the list) or did not
+# compile, or when the tests fail without any mutant.
+#
+# Each mutant is a literal text replacement that must match exactly once in its file. The
+# scratch build is CPU-only Release through ccache when installed (a first run compiles
+# everything once; restoring a file afterwards is then a cache hit).
+#
+# `scripts/mutants.sh --check` only checks that every pattern is found once (no build).
+# Environment: MUTANTS_ONLY (comma-separated ids: run just those), MUTANT_TIMEOUT (seconds
+# per test run, 300), JOBS (build parallelism, nproc), MUTANTS_KEEP=1 (keep the scratch
+# folder and print where it is).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC="$(pwd)"
+JOBS="${JOBS:-$(nproc)}"
+MUTANT_TIMEOUT="${MUTANT_TIMEOUT:-300}"
+ONLY=",${MUTANTS_ONLY:-},"
+
+ids=() files=() filters=() froms=() tos=() whats=()
+# mutant ID FILE TEST-FILTER FROM TO WHAT — FILTER is a Catch2 test spec for nntrain_tests.
+mutant() { ids+=("$1"); files+=("$2"); filters+=("$3"); froms+=("$4"); tos+=("$5"); whats+=("$6"); }
+
+# --- the six classes of bugs that once shipped unnoticed (issue 11) ------------------------
+mutant fast-partial-tile kernels/cpu/cpu_fast.cpp '[sizes]' \
+  's0 < end; s0 += t.T)' \
+  's0 + tile_ <= end; s0 += t.T)' \
+  'fast backend skips the last partial tile of every chunk'
+mutant fast-sgd-last-chunk kernels/cpu/cpu_fast.cpp '[sizes]' \
+  'for (int c = 0; c < chunks; ++c) {' \
+  'for (int c = 0; c < chunks - 1; ++c) {' \
+  'fast backend SGD reduction drops the last chunk'
+mutant peaks-cube core/dataset.cpp '[data]' \
+  'x / 5 - x * x * x - y * y * y * y * y' \
+  'x / 5 - x * x - y * y * y * y * y' \
+  'peaks formula: x^3 becomes x^2'
+mutant shuffle-seed-reference core/cpu_reference.cpp '[seed]' \
+  'make_shuffle_key(uint32_t(plan_.n), opt_.seed, uint64_t(epoch_))' \
+  'make_shuffle_key(uint32_t(plan_.n), 1, uint64_t(epoch_))' \
+  'reference backend: the shuffle key ignores the seed'
+mutant shuffle-seed-trainer core/trainer.cpp '[seed]' \
+  'o.seed = cfg.seed;' \
+  'o.seed = 1;' \
+  'the backends get a fixed shuffle seed whatever the config says'
+mutant seed-flag-ignored app/cli_flags.cpp '[seed]' \
+  'case Kind::unsigned_integer: value = v.unsigned_integers[i]; break;' \
+  'case Kind::unsigned_integer: continue;' \
+  'CLI: the --seed flag is parsed but ignored'
+mutant init-seed-ignored app/preflight.cpp '[seed]' \
+  'init_params(cfg.model_spec(), cfg.model.init, cfg.seed)' \
+  'init_params(cfg.model_spec(), cfg.model.init, 1)' \
+  'initial weights ignore the seed'
+mutant output-activation core/reference_math.hpp '[predict]' \
+  'next[o] = act_forward(spec.activation(l), z);' \
+  'next[o] = act_forward(spec.hidden, z);' \
+  'predict / --write-surface apply the hidden activation to the output layer'
+mutant csv-last-row core/dataset.cpp '[csv]' \
+  '  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto fields' \
+  '  while (std::getline(in, line) && !in.eof()) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto fields' \
+  'CSV reader drops a last row without a trailing newline'
+mutant csv-line-numbers core/dataset.cpp '[csv]' \
+  '    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto fields' \
+  '    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++line_no;
+    const auto fields' \
+  'CSV reader does not count blank lines in its line numbers'
+
+# --- optimiser, loss, activation, batching, chunking, exit codes, config, model file ------
+mutant adam-betas-swapped core/optimizer.cpp '[golden]' \
+  'return AdamHyper{cfg.lr, cfg.beta1, cfg.beta2, cfg.eps};' \
+  'return AdamHyper{cfg.lr, cfg.beta2, cfg.beta1, cfg.eps};' \
+  'Adam: beta1 and beta2 swapped'
+mutant adam-step-stuck core/optimizer.cpp '[golden]' \
+  'step_ = adam_next_step(step_, hyper_);' \
+  'step_ = adam_next_step(adam_initial_step(), hyper_);' \
+  'Adam: the bias correction stays at step 1'
+mutant mse-gradient-factor core/reference_math.hpp '[gradcheck],[golden]' \
+  'const T two_over_count = T(2) / (T(count) * T(n_out));' \
+  'const T two_over_count = T(1) / (T(count) * T(n_out));' \
+  'MSE gradient without its factor 2'
+mutant mse-mean-outputs core/reference_math.hpp '[gradcheck]' \
+  'return loss / (Acc(count) * Acc(n_out));' \
+  'return loss / Acc(count);' \
+  'MSE: the mean over samples only, not over outputs'
+# The relu derivative of the fused backward through the first layer (grad_backprop_first),
+# which every 2-input net such as 2-20-5-1 takes, and the same in mv_block's epilogue (the
+# backward into deeper hidden layers, which 2-20-5-1 does not take: that one survived
+# [sizes] and is caught by test_fast_cpu.cpp's deeper and wider nets).
+mutant relu-backward kernels/cpu/cpu_fast_kernels.inc '[sizes]' \
+  '        p = a > vf{} ? p : vf{};
+      else if constexpr (ACT != 0)' \
+  '        p = a >= vf{} ? p : vf{};
+      else if constexpr (ACT != 0)' \
+  'fast kernels: relu passes the gradient through units that are off (output 0)'
+mutant relu-backward-deep kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
+  'v = y > vf{} ? v : vf{};' \
+  'v = y >= vf{} ? v : vf{};' \
+  'fast kernels: the same in the backward into deeper hidden layers'
+mutant minibatch-last-dropped core/backend.cpp '[batch],[sizes]' \
+  'p.batches = (n + p.batch - 1) / p.batch;' \
+  'p.batches = n / p.batch;' \
+  'batch plan drops the last partial mini-batch'
+mutant reference-loss-mean core/cpu_reference.cpp '[sizes]' \
+  'losses[e] = float(sum / plan_.batches);' \
+  'losses[e] = float(sum / plan_.n);' \
+  'reference backend: the epoch loss divided by the sample count instead of the batch count'
+mutant epoch-chunk-remainder core/trainer.cpp '[chunks]' \
+  'while (done < total) {' \
+  'while (done + chunk <= total) {' \
+  'training in chunks of log_every epochs skips the remainder'
+mutant exit-io-error app/cmd_common.cpp 'exceptions map to the documented exit codes' \
+  '  } catch (const IoError& e) {
+    fmt::print(stderr, "nntrain: error: {}\n", e.what());
+    return kExitInternal;' \
+  '  } catch (const IoError& e) {
+    fmt::print(stderr, "nntrain: error: {}\n", e.what());
+    return kExitUsage;' \
+  'exit code: an I/O error exits 2 instead of 1'
+mutant exit-diverged app/cmd_train.cpp '[cli][errors]' \
+  'r.diverged_epoch, dir);
+      return kExitDiverged;' \
+  'r.diverged_epoch, dir);
+      return kExitInternal;' \
+  'exit code: a diverged run exits 1 instead of 4'
+mutant config-lr-zero core/config.cpp '[bad_input]' \
+  'c.lr = o.number("lr", c.lr, 0.0, 1e6, /*lo_open=*/true);' \
+  'c.lr = o.number("lr", c.lr, 0.0, 1e6, /*lo_open=*/false);' \
+  'config: a learning rate of 0 is accepted'
+mutant model-save-transposed core/model_io.cpp '[model]' \
+  'os << (c ? ", " : "") << W[size_t(r) * in + c];' \
+  'os << (c ? ", " : "") << W[size_t(c) * out + r];' \
+  'model.json: W written column-major'
+
+# ---------------------------------------------------------------------------------------------
+selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
+# How often mutant $1's pattern occurs in file $2.
+occurrences() { FROM="${froms[$1]}" perl -0777 -ne '$n = () = /\Q$ENV{FROM}\E/g; print $n' "$2" 2>/dev/null || echo 0; }
+
+# --check: only that every pattern is found exactly once in this tree (seconds, no build;
+# a ctest runs it so that source drift shows at once).
+if [[ "${1:-}" == --check ]]; then
+  bad=0
+  for i in "${!ids[@]}"; do
+    c=$(occurrences "$i" "$SRC/${files[$i]}")
+    if [[ "$c" != 1 ]]; then
+      echo "mutants: ERROR: ${ids[$i]}: pattern found $c times in ${files[$i]}"
+      bad=1
+    fi
+  done
+  echo "mutants: ${#ids[@]} mutants, $([[ $bad == 0 ]] && echo 'every pattern found once' || echo 'some patterns not found once')"
+  exit $((bad * 2))
+fi
+
+start=$(date +%s)
+SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/nntrain-mutants.XXXXXX")"
+if [[ "${MUTANTS_KEEP:-0}" == 1 ]]; then
+  echo "mutants: scratch copy kept in $SCRATCH"
+else
+  trap 'rm -rf "$SCRATCH"' EXIT
+fi
+echo "mutants: copying the tree to $SCRATCH/src (load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))"
+mkdir -p "$SCRATCH/src" "$SCRATCH/run"
+# Tracked and untracked-but-not-ignored files: what a commit of the work tree would hold.
+git ls-files -z --cached --others --exclude-standard |
+  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$SCRATCH/src"
+
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # Paths relative to the scratch folder, so a later run (another temporary name) hits too.
+  export CCACHE_BASEDIR="$SCRATCH" CCACHE_NOHASHDIR=1
+fi
+B="$SCRATCH/build"
+cmake -S "$SCRATCH/src" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNNTRAIN_WITH_CUDA=OFF "${launcher[@]}" >/dev/null
+build() { cmake --build "$B" --parallel "$JOBS" --target nntrain nntrain_tests >"$SCRATCH/build.log" 2>&1; }
+tests_pass() {  # FILTER: 0 when every selected test passes
+  (cd "$SCRATCH/run" && timeout "$MUTANT_TIMEOUT" "$B/tests/nntrain_tests" --abort "$1" >"$SCRATCH/test.log" 2>&1)
+}
+echo "mutants: building the scratch copy (CPU-only Release)"
+if ! build; then
+  tail -n 30 "$SCRATCH/build.log"
+  echo "mutants: ERROR: the unmutated tree does not build"
+  exit 2
+fi
+echo "mutants: built in $(( $(date +%s) - start )) s"
+
+# Without a mutant every filter must pass, or a "kill" would mean nothing.
+declare -A baseline=()
+for i in "${!ids[@]}"; do
+  selected "${ids[$i]}" || continue
+  f="${filters[$i]}"
+  [[ -n "${baseline[$f]:-}" ]] && continue
+  if ! tests_pass "$f"; then
+    tail -n 30 "$SCRATCH/test.log"
+    echo "mutants: ERROR: tests '$f' fail without any mutant"
+    exit 2
+  fi
+  baseline[$f]=ok
+done
+
+n=0 killed=0 errors=0
+for i in "${!ids[@]}"; do
+  id="${ids[$i]}"
+  selected "$id" || continue
+  n=$((n + 1))
+  file="$SCRATCH/src/${files[$i]}"
+  t0=$(date +%s)
+  count=$(occurrences "$i" "$file")
+  if [[ "$count" != 1 ]]; then
+    printf 'ERROR     %-24s pattern found %s times in %s (source drifted: update the list)\n' "$id" "$count" \
+      "${files[$i]}"
+    errors=$((errors + 1))
+    continue
+  fi
+  cp "$file" "$SCRATCH/orig"
+  FROM="${froms[$i]}" TO="${tos[$i]}" perl -0777 -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$file"
+  if ! build; then
+    printf 'ERROR     %-24s does not compile (fix the mutant)\n' "$id"
+    grep -m 3 'error' "$SCRATCH/build.log" || true
+    errors=$((errors + 1))
+  elif tests_pass "${filters[$i]}"; then
+    printf 'SURVIVED  %-24s %s  [%s, %d s]\n' "$id" "${whats[$i]}" "${filters[$i]}" $(( $(date +%s) - t0 ))
+  else
+    killed=$((killed + 1))
+    printf 'KILLED    %-24s %s  [%s, %d s]\n' "$id" "${whats[$i]}" "${filters[$i]}" $(( $(date +%s) - t0 ))
+  fi
+  cp "$SCRATCH/orig" "$file"
+  touch "$file"  # newer than the mutant's objects: the next build recompiles it (a ccache hit)
+done
+
+echo "mutants: $(( $(date +%s) - start )) s in all, load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
+echo "mutants: $killed of $n killed"
+if (( errors > 0 )); then exit 2; fi
+if (( n > 0 && killed * 10 < n * 9 )); then exit 1; fi
+exit 0
