@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace nntrain::fast {
 
@@ -58,6 +59,11 @@ struct FirstForward {
   int out2;
   float* Z2;
   int act2;
+};
+
+// core/nnmath.hpp's ShuffleKey, as plain values (the ISA units include no shared header).
+struct ShuffleArgs {
+  uint32_t n, half_bits, k[4];
 };
 
 struct Kernels {
@@ -109,6 +115,9 @@ struct Kernels {
   // and out <= 8 one pass that uses each H row as soon as it is computed. Returns the
   // number of layers done: 0 (nothing: not this shape), 2 or 3.
   int (*forward_first)(const FirstForward& a);
+  // out[j] = shuffle_index(key, first + j) for j < count: nnmath.hpp's Feistel permutation
+  // with cycle walking, LANES indices at a time (integer operations: the same values).
+  void (*shuffle_rows)(const ShuffleArgs& key, uint32_t first, int count, uint32_t* out);
 };
 
 const Kernels& kernels_generic();
