@@ -13,7 +13,7 @@
 // Threads claim runs of whole chunks from a counter; a chunk's result does not depend on
 // which thread computed it, so 1, 2 or 128 threads give the same bits.
 //
-// Why ~570 lines in one file: the backend class holds the buffers every stage shares (the
+// Why ~610 lines in one file: the backend class holds the buffers every stage shares (the
 // tile scratch, chunk slots, BLAS flags, accumulator offsets); its stages (set-up, the step's
 // parallel region, the tile's forward and backward, the slot reduction) are each a short
 // member function, and splitting the class across files would only spread that state.
@@ -218,7 +218,7 @@ class CpuFastBackend final : public Backend {
     std::string blas_layers;
     for (int l = 0; l < spec_.layers(); ++l)
       if (blas_[size_t(l)]) blas_layers += (blas_layers.empty() ? "" : ",") + std::to_string(l + 1);
-    return fmt::format("{} ({} lanes{}), {} threads{}, tile {} samples, {} chunks of <= {} samples per batch, {}",
+    return fmt::format("{} ({} lanes{}), {} threads{}, tile {} samples, {} chunk(s) of <= {} samples per batch, {}",
                        k_->isa, k_->lanes, k_->fma ? ", FMA" : "", threads_, thread_rule(), tile_,
                        chunks_for(plan_.batch), chunk_samples_max(plan_.batch),
                        blas_layers.empty()

@@ -54,9 +54,12 @@ inline int chunk_begin(int count, int chunks, int c) {
 // The schedule: a thread that is free claims the next `claim_size` chunks from a shared
 // counter (one atomic operation per claim, not per chunk). Claims shrink as the batch runs
 // out (a quarter of each thread's share of what is left, at least one chunk), so threads
-// finish within about one chunk of each other.
+// finish within about one chunk of each other, and hold at most kClaimMax chunks (2048
+// samples of 256-sample chunks, as one of the old fixed chunks): a thread descheduled on a
+// busy machine keeps no more work from the others than before.
+constexpr int kClaimMax = 8;
 inline int claim_size(int remaining, int threads) {
-  return std::max(1, remaining / (4 * std::max(threads, 1)));
+  return std::clamp(remaining / (4 * std::max(threads, 1)), 1, kClaimMax);
 }
 
 }  // namespace nntrain::fast
