@@ -59,8 +59,11 @@ constexpr int kTileSmall = 256;
 constexpr int kTileBlas = 256;
 // Chunks (the unit of work and of the fixed reduction order) and their schedule:
 // cpu_fast_partition.hpp.
-// Mini-batches under this many samples run on one thread: a second thread's wake-up and
-// barrier cost more than it saves (measured: docs/BENCHMARKS.md, "Mini-batches").
+// Mini-batches under this many samples run on one thread. With chunks of >= 256 samples
+// such a batch has one chunk, or two of which the second is short (< 256 samples, < ~2 us),
+// against ~0.7 us for waking a second thread and the barrier (issue 14's quiet 2-core
+// figures: one 256-sample chunk gained nothing from 2 threads, 1024 samples in 4 chunks ran
+// 1.84x faster). Not re-measured on a quiet machine: docs/BENCHMARKS.md, issue 14.
 constexpr int kMinParallelBatch = 512;
 // Parameter counts above this reduce and update in parallel; below, threads cost more.
 constexpr size_t kParallelUpdate = 16384;
