@@ -2,8 +2,8 @@
 // Adam. The inner loops are the per-ISA kernels (cpu_fast_kernels.inc).
 //
 // How a batch is computed (and why results do not depend on the thread count):
-//   - the batch's samples are cut into fixed chunks (cpu_fast_partition.hpp: ~256 of them,
-//     of 256 to 2048 samples), each chunk into tiles of `tile_` samples (both depend only on
+//   - the batch's samples are cut into fixed chunks (cpu_fast_partition.hpp: up to ~256 of
+//     them, of about 256 to 2048 samples), each chunk into tiles of `tile_` samples (both depend only on
 //     the model and the batch size);
 //   - a tile goes through the forward and the backward pass while its activations stay in
 //     the thread's L1/L2 buffers (feature-major rows of tile_ floats, one lane per sample);
