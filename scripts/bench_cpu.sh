@@ -45,7 +45,7 @@ while (($#)); do
     --minibatch) minibatch=1; shift ;;
     --minibatch-only) minibatch=2; shift ;;
     --epochs-mb) epochs_mb="$2"; shift 2 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "bench_cpu.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
