@@ -5,14 +5,23 @@
 #      Adam lr 0.08, 2000 full-batch epochs), and
 #   2. a wide net, 2→256→256→1 on the same 40,000 samples (a few epochs; no reference run:
 #      the plain loops would take minutes per epoch),
-# and prints times, ratios and GFLOP/s against the machine's nominal peak.
+# and prints times, ratios and GFLOP/s against the machine's nominal peak; and
+#   3. (--minibatch, or --minibatch-only) the mini-batch table: batches 256…4096 of the
+#      reference experiment on 1 thread and on all threads, shuffled (the default) and not,
+#      GFLOP/s and % of the FMA peak that scripts/fma_peak.c measures in the same run.
 #
 #   scripts/bench_cpu.sh [--reps N] [--wide-epochs N] [--no-reference] [--blas-sweep]
+#                        [--minibatch | --minibatch-only] [--epochs-mb N]
 #
 # --reps N        repeats of each nntrain fast timing (min and median reported; default 5)
 # --wide-epochs N epochs of the wide net per timing (default 3)
 # --no-reference  skip the ~22 s reference-backend run
 # --blas-sweep    also time hidden widths 64…256 with and without OpenBLAS (the switch point)
+# --minibatch     also the mini-batch table (~1 min); --minibatch-only: only it and the
+#                 full batch on 1 and all threads (no PyTorch needed)
+# --epochs-mb N   epochs per mini-batch timing (default 100; min of --reps in-process repeats)
+#
+# NNTRAIN=path/to/nntrain times another build (e.g. the previous commit's, for an A/B).
 #
 # Needs build/nntrain (scripts/build.sh) and Debian's python3-torch (scripts/bootstrap.sh
 # --torch): PyTorch runs under /usr/bin/python3, not whatever python3 is first on PATH.
@@ -25,28 +34,101 @@ reps=5
 wide_epochs=3
 run_reference=1
 blas_sweep=0
+minibatch=0
+epochs_mb=100
 while (($#)); do
   case "$1" in
     --reps) reps="$2"; shift 2 ;;
     --wide-epochs) wide_epochs="$2"; shift 2 ;;
     --no-reference) run_reference=0; shift ;;
     --blas-sweep) blas_sweep=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --minibatch) minibatch=1; shift ;;
+    --minibatch-only) minibatch=2; shift ;;
+    --epochs-mb) epochs_mb="$2"; shift 2 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "bench_cpu.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 
-NNTRAIN=./build/nntrain
+NNTRAIN=${NNTRAIN:-./build/nntrain}
 PY=/usr/bin/python3
 [[ -x $NNTRAIN ]] || { echo "bench_cpu.sh: $NNTRAIN not built (run scripts/build.sh)" >&2; exit 1; }
-$PY -c "import torch" 2>/dev/null || { echo "bench_cpu.sh: $PY has no torch (scripts/bootstrap.sh --torch)" >&2; exit 1; }
+if ((minibatch < 2)); then
+  $PY -c "import torch" 2>/dev/null || { echo "bench_cpu.sh: $PY has no torch (scripts/bootstrap.sh --torch; or --minibatch-only)" >&2; exit 1; }
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 WIDE="model.layers=[2,256,256,1]"
 
 echo "bench_cpu.sh: $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-echo "bench_cpu.sh: nntrain $(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)" >&2
+echo "bench_cpu.sh: nntrain $NNTRAIN, $("$NNTRAIN" --version 2>/dev/null | head -1 || echo unknown) (checkout $(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown))" >&2
+
+if ((minibatch)); then
+  # The FMA peak, measured now (1 thread and all), then the mini-batch table.
+  cc -O2 -o "$tmp/fma_peak" scripts/fma_peak.c -lpthread
+  "$tmp/fma_peak" 1 5 >"$tmp/peak_1.json"
+  "$tmp/fma_peak" "$(nproc)" 5 >"$tmp/peak_all.json"
+  $NNTRAIN --config configs/peaks.json --epochs 0 --save-model "$tmp/init_mb.json" --out "$tmp/init_mb_run" --quiet >/dev/null
+  echo "mini-batches (each: $epochs_mb epochs, min of $reps in-process repeats):" >&2
+  for th in 1 "$(nproc)"; do
+    nnmb() { $NNTRAIN --config configs/peaks.json --device cpu --backend fast --quiet --json --init-model "$tmp/init_mb.json" \
+               --threads "$th" timing.repeats="$reps" "$@"; }
+    echo "  $th thread(s): full batch" >&2
+    nnmb train.epochs=$((epochs_mb * 4)) >"$tmp/mb_full_$th.json"
+    for shuffle in true false; do
+      for bs in 256 512 1024 2048 4096; do
+        echo "  $th thread(s): batch $bs, shuffle $shuffle" >&2
+        nnmb train.epochs="$epochs_mb" train.batch_size="$bs" train.shuffle="$shuffle" >"$tmp/mb_${bs}_${shuffle}_$th.json"
+      done
+    done
+  done
+  "$tmp/fma_peak" 1 5 >"$tmp/peak_1b.json"
+  "$tmp/fma_peak" "$(nproc)" 5 >"$tmp/peak_allb.json"
+  $PY - "$tmp" "$(nproc)" <<'EOF2'
+import json, os, sys
+tmp, n = sys.argv[1], sys.argv[2]
+def load(name):
+    with open(os.path.join(tmp, name + ".json")) as f:
+        j = json.load(f)
+    return j["runs"][0] if "runs" in j else j
+def peak(name):
+    return json.load(open(os.path.join(tmp, name + ".json")))["gflops"]
+# The FMA loop before and after the table: the higher of the two counts (the machine's
+# speed drifts on a shared host; the lower bound on efficiency is the honest one).
+p1 = max(peak("peak_1"), peak("peak_1b"))
+pn = max(peak("peak_all"), peak("peak_allb"))
+flops_per_sample = 2.0 * ((2*20 + 20*5 + 5*1) + (2*20 + 20*5 + 5*1) + (20*5 + 5*1))
+print(f"## Mini-batches: reference experiment (40,000 samples, 2→20→5→1 relu, Adam), fast backend")
+print()
+print(f"FMA peak measured in this run (scripts/fma_peak.c, the higher of before/after the table): "
+      f"1 thread {peak('peak_1'):.0f}/{peak('peak_1b'):.0f} GFLOP/s, {n} threads {peak('peak_all'):.0f}/{peak('peak_allb'):.0f} GFLOP/s")
+print()
+print(f"| batch | shuffle | 1 thread: µs/step | GFLOP/s | % of peak | {n} threads: µs/step | GFLOP/s | % of peak | {n} vs 1 |")
+print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+rows = [("full", "-")] + [(bs, sh) for sh in ("true", "false") for bs in (256, 512, 1024, 2048, 4096)]
+for bs, sh in rows:
+    cells = []
+    times = []
+    for th, pk in (("1", p1), (n, pn)):
+        r = load(f"mb_full_{th}" if bs == "full" else f"mb_{bs}_{sh}_{th}")
+        t = r.get("train_seconds_min", r["train_seconds"])
+        steps = r["epochs"] * (1 if bs == "full" else -(-r["samples"] // bs))
+        g = flops_per_sample * r["samples"] * r["epochs"] / t / 1e9
+        times.append(t)
+        cells += [f"{t / steps * 1e6:.2f}", f"{g:.1f}", f"{100 * g / pk:.0f}"]
+    print(f"| {bs} | {sh} | " + " | ".join(cells) + f" | {times[0] / times[1]:.2f}× |")
+print()
+r = load(f"mb_1024_true_{n}")
+print(f"- fast backend ({n} threads, batch 1024): {r['details']}")
+r = load(f"mb_256_true_{n}")
+print(f"- fast backend ({n} threads, batch 256): {r['details']}")
+EOF2
+  if ((minibatch == 2)); then
+    echo "bench_cpu.sh: load average at the end $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    exit 0
+  fi
+fi
 
 # Initial weights, written once, read by every run.
 $NNTRAIN --config configs/peaks.json --epochs 0 --save-model "$tmp/init.json" --out "$tmp/init_run" --quiet >/dev/null

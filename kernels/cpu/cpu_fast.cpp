@@ -2,17 +2,18 @@
 // Adam. The inner loops are the per-ISA kernels (cpu_fast_kernels.inc).
 //
 // How a batch is computed (and why results do not depend on the thread count):
-//   - the batch's samples are cut into fixed chunks of `chunk_` samples, each chunk into
-//     tiles of `tile_` samples (both depend only on the model and the batch size);
+//   - the batch's samples are cut into fixed chunks (cpu_fast_partition.hpp: up to ~256 of
+//     them, of about 256 to 2048 samples), each chunk into tiles of `tile_` samples (both depend only on
+//     the model and the batch size);
 //   - a tile goes through the forward and the backward pass while its activations stay in
 //     the thread's L1/L2 buffers (feature-major rows of tile_ floats, one lane per sample);
 //     gradients accumulate in the thread's per-chunk accumulators (one per SIMD lane);
 //   - at the end of a chunk the lanes are summed in a fixed order into that chunk's slot;
 //   - the chunk slots are summed in chunk order (in double) and Adam (nnmath.hpp) applied.
-// Threads take whole chunks from a counter; a chunk's result does not depend on which
-// thread computed it, so 1, 2 or 16 threads give the same bits.
+// Threads claim runs of whole chunks from a counter; a chunk's result does not depend on
+// which thread computed it, so 1, 2 or 128 threads give the same bits.
 //
-// Why ~570 lines in one file: the backend class holds the buffers every stage shares (the
+// Why ~610 lines in one file: the backend class holds the buffers every stage shares (the
 // tile scratch, chunk slots, BLAS flags, accumulator offsets); its stages (set-up, the step's
 // parallel region, the tile's forward and backward, the slot reduction) are each a short
 // member function, and splitting the class across files would only spread that state.
@@ -28,6 +29,7 @@
 
 #include "blas_loader.hpp"
 #include "cpu_fast_kernels.hpp"
+#include "cpu_fast_partition.hpp"
 #include "errors.hpp"
 #include "optimizer.hpp"
 #include "sysinfo.hpp"
@@ -55,15 +57,14 @@ using fast::Kernels;
 // more columns, and the tile is still in L2.
 constexpr int kTileSmall = 256;
 constexpr int kTileBlas = 256;
-// Samples per chunk (the unit of work and of the fixed reduction order): 2048, less for
-// small batches, more for huge ones so that a batch has at most kMaxChunks chunks (bounds
-// the chunk slots' memory). A chunk has a fixed cost (zeroing the accumulators, the lane
-// sums into its slot, its share of the serial slot reduction): 2048 instead of 1024 halved
-// it (40,000 samples: 20 chunks, still 10 per thread on 2 threads).
-constexpr int kChunkSamples = 2048;
-constexpr int kMaxChunks = 64;
-// Batches under 16 × 2048 samples are cut into up to 16 chunks (of whole tiles).
-constexpr int kMinChunks = 16;
+// Chunks (the unit of work and of the fixed reduction order) and their schedule:
+// cpu_fast_partition.hpp.
+// Mini-batches under this many samples run on one thread. With chunks of >= 256 samples
+// such a batch has one chunk, or two of which the second is short (< 256 samples, < ~2 us),
+// against ~0.7 us for waking a second thread and the barrier (issue 14's quiet 2-core
+// figures: one 256-sample chunk gained nothing from 2 threads, 1024 samples in 4 chunks ran
+// 1.84x faster). Not re-measured on a quiet machine: docs/BENCHMARKS.md, issue 14.
+constexpr int kMinParallelBatch = 512;
 // Parameter counts above this reduce and update in parallel; below, threads cost more.
 constexpr size_t kParallelUpdate = 16384;
 
@@ -135,6 +136,7 @@ struct Scratch {
   AlignedFloats x, y;   // gathered tile (mini-batch)
   AlignedFloats grad;   // per layer: lanes-wide (SIMD layer) or scalar (BLAS layer) sums
   AlignedFloats loss;   // lanes
+  std::vector<uint32_t> rows;  // the tile's data rows (mini-batch)
 };
 
 class CpuFastBackend final : public Backend {
@@ -164,14 +166,6 @@ class CpuFastBackend final : public Backend {
     // kernels compute every column of a tile, padding included.
     tile_ = int(std::min<size_t>(size_t(any_blas ? kTileBlas : kTileSmall),
                                  round_up(size_t(std::max(plan_.batch, 1)), size_t(fast::kTileQuantum))));
-    // Chunk size: a function of the batch size only (never of the thread count). Small
-    // batches get small chunks (down to one tile) so that they still split across threads.
-    const size_t batch = size_t(plan_.batch), T = size_t(tile_);
-    size_t chunk = std::min<size_t>(kChunkSamples, round_up((batch + kMinChunks - 1) / kMinChunks, T));
-    chunk = std::max(chunk, round_up((batch + kMaxChunks - 1) / kMaxChunks, T));
-    chunk_ = int(round_up(std::max(chunk, T), T));
-    max_chunks_ = (plan_.batch + chunk_ - 1) / chunk_;
-
     // Gradient accumulator layout (per thread) and the chunk slots.
     const size_t lanes = size_t(k_->lanes);
     acc_off_.resize(size_t(L));
@@ -183,6 +177,10 @@ class CpuFastBackend final : public Backend {
     }
     acc_size_ = acc;
     P_ = spec_.param_count();
+    // Chunks: a function of the batch size and the model only (never of the thread count).
+    // The last batch of an epoch may be short, with its own chunk count.
+    max_chunks_ = 1;
+    for (int b : {0, plan_.batches - 1}) max_chunks_ = std::max(max_chunks_, chunks_for(plan_.size(b)));
     slots_ = AlignedFloats(size_t(max_chunks_) * P_);
     slot_loss_.assign(size_t(max_chunks_), 0.0);
     grad_ = AlignedFloats(P_);
@@ -209,6 +207,7 @@ class CpuFastBackend final : public Backend {
       s.y = AlignedFloats(size_t(data.outputs) * tile_);
       s.grad = AlignedFloats(acc_size_);
       s.loss = AlignedFloats(lanes);
+      s.rows.assign(size_t(tile_), 0);
     }
     pool_ = std::make_unique<ThreadPool>(threads_);
     // Touch every thread once so stacks, scratch pages and the spin loop are live.
@@ -222,8 +221,9 @@ class CpuFastBackend final : public Backend {
     std::string blas_layers;
     for (int l = 0; l < spec_.layers(); ++l)
       if (blas_[size_t(l)]) blas_layers += (blas_layers.empty() ? "" : ",") + std::to_string(l + 1);
-    return fmt::format("{} ({} lanes{}), {} threads, tile {} / chunk {} samples, {}", k_->isa, k_->lanes,
-                       k_->fma ? ", FMA" : "", threads_, tile_, chunk_,
+    return fmt::format("{} ({} lanes{}), {} threads{}, tile {} samples, {} chunk(s) of <= {} samples per batch, {}",
+                       k_->isa, k_->lanes, k_->fma ? ", FMA" : "", threads_, thread_rule(), tile_,
+                       chunks_for(plan_.batch), chunk_samples_max(plan_.batch),
                        blas_layers.empty()
                            ? (no_blas_reason_.empty() ? std::string("no BLAS layer") : no_blas_reason_)
                            : fmt::format("OpenBLAS sgemm for layer(s) {}", blas_layers));
@@ -254,7 +254,7 @@ class CpuFastBackend final : public Backend {
   // One batch: loss and gradient over its chunks, then one optimiser step. Returns the loss.
   double step(int b, const ShuffleKey& key) {
     const int count = plan_.size(b);
-    const int chunks = (count + chunk_ - 1) / chunk_;
+    const int chunks = chunks_for(count);
     const AdamStep as = optim_.advance();
     const AdamHyper& hy = optim_.hyper();
     const fast::AdamScalars ah{float(hy.beta1),        float(1.0 - hy.beta1), float(hy.beta2),
@@ -285,33 +285,49 @@ class CpuFastBackend final : public Backend {
     // the bits do not depend on the thread count, and no serial part is left between two
     // regions (it was ~3-4.5 us of a ~160 us epoch on 2 threads, the other core idle).
     const size_t per = P_ >= kParallelUpdate ? 4096 : 32, blocks = (P_ + per - 1) / per;
+    // Runs of chunks are claimed with one atomic add each (cpu_fast_partition.hpp's
+    // claim_size: big runs first, single chunks at the end), and counted done once per run.
+    const int threads = step_threads(count);
     std::atomic<int> next{0}, done{0};
     std::atomic<size_t> next_block{0};
     const std::function<void(int)> work = [&](int tid) {
-      for (int c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
-        run_chunk(scratch_[size_t(tid)], b, key, count, chunks, c);
-        done.fetch_add(1, std::memory_order_acq_rel);
+      for (;;) {
+        const int want = fast::claim_size(chunks - next.load(std::memory_order_relaxed), threads);
+        const int first = next.fetch_add(want, std::memory_order_relaxed);
+        if (first >= chunks) break;
+        const int last = std::min(chunks, first + want);
+        for (int c = first; c < last; ++c) run_chunk(scratch_[size_t(tid)], b, key, count, chunks, c);
+        done.fetch_add(last - first, std::memory_order_acq_rel);
       }
       for (unsigned spins = 0; done.load(std::memory_order_acquire) < chunks; ++spins) wait_a_little(spins);
       for (size_t k; (k = next_block.fetch_add(1, std::memory_order_relaxed)) < blocks;)
         reduce_update(k * per, std::min(P_, (k + 1) * per));
     };
-    if (chunks > 1 || (P_ >= kParallelUpdate && threads_ > 1))
-      pool_->run(work);
+    if (threads > 1 && (chunks > 1 || P_ >= kParallelUpdate))
+      pool_->run(work, P_ >= kParallelUpdate ? threads : std::min(threads, chunks));
     else
-      work(0);  // one chunk of a small net: waking the pool would only add latency
+      work(0);  // one thread for this step (a small batch: waking the pool would only add latency)
     double loss = 0;
     for (int c = 0; c < chunks; ++c) loss += slot_loss_[size_t(c)];
     return loss / (double(count) * double(spec_.widths.back()));
   }
 
-  // Chunk c's first sample: a batch of `count` samples is cut into `chunks` chunks of whole
-  // quanta, as even as possible (40,000 samples: 20 chunks of 1984 or 2048 samples, not 19 of
-  // 2048 and one of 1088, which leaves one thread most of a chunk behind the other). A function of
-  // the batch size only, never of the thread count.
-  int chunk_begin(int count, int chunks, int c) const {
-    const int64_t Q = (int64_t(count) + fast::kTileQuantum - 1) / fast::kTileQuantum;
-    return int(std::min<int64_t>(count, (Q * c) / chunks * fast::kTileQuantum));
+  int chunks_for(int count) const { return fast::chunk_count(count, P_); }
+  int chunk_samples_max(int count) const {
+    const int chunks = chunks_for(count);
+    int most = 0;
+    for (int c = 0; c < chunks; ++c)
+      most = std::max(most, fast::chunk_begin(count, chunks, c + 1) - fast::chunk_begin(count, chunks, c));
+    return most;
+  }
+  // The threads a step of `count` samples runs on: all of them, except for batches too
+  // small to pay for a second thread (the measured rule in thread_rule()).
+  int step_threads(int count) const { return count < kMinParallelBatch ? 1 : threads_; }
+  std::string thread_rule() const {
+    if (threads_ == 1 || plan_.batches == 1) return "";
+    return plan_.batch < kMinParallelBatch
+               ? fmt::format(" (batches of {} < {} samples: 1 thread)", plan_.batch, kMinParallelBatch)
+               : "";
   }
 
   // One tile's layer inputs and outputs: ins[l] (rows ldins[l] apart) -> outs[l] (rows T apart).
@@ -326,18 +342,24 @@ class CpuFastBackend final : public Backend {
 
   // Sums the chunk's gradient and loss over its tiles into the chunk's slot.
   void run_chunk(Scratch& s, int b, const ShuffleKey& key, int count, int chunks, int c) {
-    std::memset(s.grad.p, 0, acc_size_ * sizeof(float));
+    // The SIMD layers' accumulators start from zero in the chunk's first tile (`fresh`);
+    // the BLAS layers' (sgemm accumulates into them) are zeroed here.
+    for (int l = 0; l < spec_.layers(); ++l)
+      if (blas_[size_t(l)])
+        std::memset(s.grad.p + acc_off_[size_t(l)], 0,
+                    (size_t(spec_.in(l)) * spec_.out(l) + spec_.out(l)) * sizeof(float));
     std::memset(s.loss.p, 0, size_t(k_->lanes) * sizeof(float));
     const float two_over_count = 2.0f / (float(count) * float(data_.outputs));
-    const int end = chunk_begin(count, chunks, c + 1);
+    const int end = fast::chunk_begin(count, chunks, c + 1);
     TileLayers t;
-    for (int s0 = chunk_begin(count, chunks, c); s0 < end; s0 += t.T) {
+    const int begin = fast::chunk_begin(count, chunks, c);
+    for (int s0 = begin; s0 < end; s0 += t.T) {
       // A chunk's last tile is only as wide as its samples (in whole quanta).
       t.T = int(std::min<size_t>(size_t(tile_), round_up(size_t(end - s0), size_t(fast::kTileQuantum))));
       t.tcount = std::min(t.T, end - s0);
       tile_input(s, b, key, s0, t);
       forward_tile(s, t);
-      backward_tile(s, t, two_over_count);
+      backward_tile(s, t, two_over_count, s0 == begin);
     }
     chunk_to_slot(s, c);
   }
@@ -434,7 +456,7 @@ class CpuFastBackend final : public Backend {
 
   // Output delta and loss, then backward: the gradients of layer l from D and its input (into
   // the chunk's lane accumulators), then D for layer l-1.
-  void backward_tile(Scratch& s, const TileLayers& t, float two_over_count) {
+  void backward_tile(Scratch& s, const TileLayers& t, float two_over_count, bool fresh) {
     const int L = spec_.layers(), T = t.T;
     const float* P = params_.values.data();
     float* D = s.delta.p;
@@ -453,18 +475,18 @@ class CpuFastBackend final : public Backend {
           float* gW0 = s.grad.p + acc_off_[0];
           float* gb0 = gW0 + size_t(spec_.in(0)) * spec_.out(0) * size_t(k_->lanes);
           k_->grad_backprop_first({W, D, t.ins[1], in, out, T, int(spec_.activation(0)), gW, gb, Dn, t.ins[0],
-                                   t.ldins[0], spec_.in(0), gW0, gb0});
+                                   t.ldins[0], spec_.in(0), gW0, gb0, fresh});
           break;
         }
-        k_->grad_backprop(W, D, t.ins[l], in, out, T, int(spec_.activation(l - 1)), gW, gb, Dn);
+        k_->grad_backprop(W, D, t.ins[l], in, out, T, int(spec_.activation(l - 1)), gW, gb, Dn, fresh);
         std::swap(D, Dn);
         continue;
       }
       if (blas_[size_t(l)]) {
         blas_grad(D, t.ins[l], t.ldins[l], in, out, T, gW);
-        k_->bias_grad(D, out, T, gW + size_t(in) * out);
+        k_->bias_grad(D, out, T, gW + size_t(in) * out, fresh);
       } else {
-        k_->grad_lanes(D, t.ins[l], t.ldins[l], in, out, T, gW, gW + size_t(in) * out * size_t(k_->lanes));
+        k_->grad_lanes(D, t.ins[l], t.ldins[l], in, out, T, gW, gW + size_t(in) * out * size_t(k_->lanes), fresh);
       }
       if (l > 0) {
         const int act_prev = int(spec_.activation(l - 1));
@@ -496,19 +518,31 @@ class CpuFastBackend final : public Backend {
     slot_loss_[size_t(c)] = double(loss);
   }
 
-  // The tile's samples of batch b, feature-major, zero beyond tcount.
+  // The tile's samples of batch b, feature-major, zero beyond tcount. Shuffled positions
+  // come from the vectorised permutation kernel (the scalar shuffle_index was ~3x the
+  // multiply-adds of a 2->20->5->1 sample). The copy runs feature by feature (contiguous
+  // stores, one index load per value): a sample-by-sample loop with an inner loop over
+  // features cost ~48 instructions per sample of 2 inputs and 1 output, ~40 % of the
+  // kernels' own (callgrind), and ~8 now.
   void gather(Scratch& s, int b, const ShuffleKey& key, int s0, int tcount, int T) {
     const int n_in = data_.inputs, n_out = data_.outputs;
-    for (int j = 0; j < tcount; ++j) {
-      const uint32_t pos = uint32_t(b) * uint32_t(plan_.batch) + uint32_t(s0 + j);
-      const size_t row = plan_.shuffle ? shuffle_index(key, pos) : pos;
-      for (int f = 0; f < n_in; ++f) s.x.p[size_t(f) * T + j] = data_.x[row * n_in + f];
-      for (int f = 0; f < n_out; ++f) s.y.p[size_t(f) * T + j] = data_.y[row * n_out + f];
+    const uint32_t pos0 = uint32_t(b) * uint32_t(plan_.batch) + uint32_t(s0);
+    const uint32_t* rows = s.rows.data();
+    if (plan_.shuffle) {
+      const fast::ShuffleArgs args{key.n, key.half_bits, {key.k[0], key.k[1], key.k[2], key.k[3]}};
+      k_->shuffle_rows(args, pos0, tcount, s.rows.data());
     }
-    for (int j = tcount; j < T; ++j) {
-      for (int f = 0; f < n_in; ++f) s.x.p[size_t(f) * T + j] = 0.0f;
-      for (int f = 0; f < n_out; ++f) s.y.p[size_t(f) * T + j] = 0.0f;
-    }
+    auto copy = [&](const float* src, int n, float* dst) {
+      for (int f = 0; f < n; ++f, ++src, dst += T) {
+        if (plan_.shuffle)
+          for (int j = 0; j < tcount; ++j) dst[j] = src[size_t(rows[j]) * size_t(n)];
+        else
+          for (int j = 0; j < tcount; ++j) dst[j] = src[(size_t(pos0) + size_t(j)) * size_t(n)];
+        std::fill(dst + tcount, dst + T, 0.0f);
+      }
+    };
+    copy(data_.x.data(), n_in, s.x.p);
+    copy(data_.y.data(), n_out, s.y.p);
   }
 
   // CBLAS enum values (cblas.h): RowMajor 101, NoTrans 111, Trans 112.
@@ -540,7 +574,7 @@ class CpuFastBackend final : public Backend {
   std::vector<bool> blas_;
   const Blas* blas_lib_ = nullptr;
   std::string no_blas_reason_;  // why wide layers run in the SIMD kernels, if they do
-  int tile_ = kTileSmall, chunk_ = kChunkSamples, max_chunks_ = 1;
+  int tile_ = kTileSmall, max_chunks_ = 1;
   std::vector<size_t> acc_off_;
   size_t acc_size_ = 0, P_ = 0;
   AlignedFloats slots_, grad_, xs_, ys_;

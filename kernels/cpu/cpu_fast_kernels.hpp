@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace nntrain::fast {
 
@@ -38,6 +39,7 @@ struct FirstBackward {
   size_t ldx;
   int nx;
   float *gW0, *gb0;
+  bool fresh;  // the chunk's first tile: accumulators start from zero (see grad_lanes)
 };
 
 // Arguments of forward_first: layer 0 (W0/b0, nx inputs X0 rows ldx apart, K outputs H,
@@ -60,6 +62,11 @@ struct FirstForward {
   int act2;
 };
 
+// core/nnmath.hpp's ShuffleKey, as plain values (the ISA units include no shared header).
+struct ShuffleArgs {
+  uint32_t n, half_bits, k[4];
+};
+
 struct Kernels {
   const char* isa;  // "avx512", "avx2", "generic"
   int lanes;        // floats per vector: accumulators are lanes wide
@@ -79,9 +86,13 @@ struct Kernels {
                        int act, float* D, float* loss);
   // gW[(o*in+i)*lanes + lane] += sum over the tile's vectors of D[o][s] A[i][s] (lane-wise);
   // gb[o*lanes + lane] += sum of D[o][s]. Each lane sums its samples in tile order.
-  void (*grad_lanes)(const float* D, const float* A, size_t lda, int in, int out, int T, float* gW, float* gb);
+  // fresh: the accumulators are taken as zero instead of read (a chunk's first tile; the
+  // same bits as zeroed memory, without zeroing every chunk's accumulators first). Likewise
+  // for bias_grad, grad_backprop and FirstBackward.
+  void (*grad_lanes)(const float* D, const float* A, size_t lda, int in, int out, int T, float* gW, float* gb,
+                     bool fresh);
   // gb[o] += sum of D[o][s] (scalar accumulators, for layers whose gW is a BLAS GEMM).
-  void (*bias_grad)(const float* D, int out, int T, float* gb);
+  void (*bias_grad)(const float* D, int out, int T, float* gb, bool fresh);
   // P[i][s] = (sum_o W[o*in+i] D[o][s]) * act'(Aprev[i][s]), o in order 0..out-1.
   void (*backprop)(const float* W, const float* D, int in, int out, int T, const float* Aprev, int act_prev,
                    float* P);
@@ -92,7 +103,7 @@ struct Kernels {
   // grad_lanes (A rows T apart) and backprop (Aprev = A) in one call, the same results: for
   // layers with few outputs (<= 8) a single fused pass over the tile, otherwise the two kernels.
   void (*grad_backprop)(const float* W, const float* D, const float* A, int in, int out, int T, int act_prev,
-                        float* gW, float* gb, float* P);
+                        float* gW, float* gb, float* P, bool fresh);
   // For k in [begin, end): g = sum over c < chunks of slots[c*stride + k] (in double, chunk
   // order, from 0.0) rounded to float, then the Adam update of w[k], m[k], v[k] with g
   // (bit-identical to nnmath.hpp's adam_update).
@@ -109,6 +120,9 @@ struct Kernels {
   // and out <= 8 one pass that uses each H row as soon as it is computed. Returns the
   // number of layers done: 0 (nothing: not this shape), 2 or 3.
   int (*forward_first)(const FirstForward& a);
+  // out[j] = shuffle_index(key, first + j) for j < count: nnmath.hpp's Feistel permutation
+  // with cycle walking, LANES indices at a time (integer operations: the same values).
+  void (*shuffle_rows)(const ShuffleArgs& key, uint32_t first, int count, uint32_t* out);
 };
 
 const Kernels& kernels_generic();

@@ -43,12 +43,14 @@ void ThreadPool::shut_down() {
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::run(const std::function<void(int)>& fn) {
-  if (workers_.empty()) {
+void ThreadPool::run(const std::function<void(int)>& fn, int threads) {
+  if (threads <= 0 || threads > size()) threads = size();
+  if (threads == 1) {
     fn(0);
     return;
   }
   fn_ = &fn;
+  active_.store(threads, std::memory_order_relaxed);  // published by the generation's release store
   {
     std::lock_guard<std::mutex> lock(mutex_);
     // A new generation, open, nobody inside (the previous region ended with none inside).
@@ -82,6 +84,7 @@ void ThreadPool::worker(int index) {
     }
     seen = s >> 32;
     if (stop_.load()) return;
+    if (index >= active_.load(std::memory_order_relaxed)) continue;  // not needed this time
     // Join the region unless it has closed (or moved on) meanwhile.
     bool joined = false;
     while ((s >> 32) == seen && !(s & kClosed)) {

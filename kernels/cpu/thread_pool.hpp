@@ -31,7 +31,11 @@ class ThreadPool {
   // dynamically (a shared counter) and the caller's fn(0) must take whatever is left:
   // every item is done by someone, whoever joins. Which thread does which item must not
   // change results: items write per-item slots, reduced afterwards in a fixed order.
-  void run(const std::function<void(int)>& fn);
+  //
+  // `threads` (1 … size(), 0 = all) bounds the threads that take part: workers with an
+  // index >= threads skip the region, so a step with 4 chunks on a 64-thread pool does not
+  // pay 60 idle workers' join and leave on the region's shared counter.
+  void run(const std::function<void(int)>& fn, int threads = 0);
 
  private:
   void worker(int index);
@@ -42,6 +46,7 @@ class ThreadPool {
   static constexpr uint64_t kClosed = uint64_t(1) << 31;
   static constexpr uint64_t kInside = kClosed - 1;
   const std::function<void(int)>* fn_ = nullptr;
+  std::atomic<int> active_{0};  // threads taking part in the current region
   std::atomic<uint64_t> state_{0};
   std::atomic<bool> stop_{false};
   std::mutex mutex_;

@@ -1,0 +1,65 @@
+// cpu_fast_partition.hpp — how the fast CPU backend cuts a batch into chunks and hands
+// them to threads. Pure functions (no threads, no state), so that tests can compute the
+// partition and its load balance for any thread count without running anything.
+//
+// Two separate decisions:
+//   - the chunks (the unit of the fixed reduction order): a function of the batch size and
+//     the model only, never of the thread count, so results are the same bits for 1, 2 or
+//     128 threads;
+//   - the schedule (which thread computes which chunk): may depend on the thread count
+//     freely, since a chunk's result does not depend on who computed it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace nntrain::fast {
+
+// Chunk boundaries fall on whole quanta of samples (the kernels' tile quantum).
+constexpr int kPartitionQuantum = 64;
+// About this many chunks per batch: 64 threads get >= 2 chunks each on the reference
+// experiment (40,000 samples: 157 chunks) and >= 4 each on batches of 65,536, so the
+// last chunk each thread takes is small next to its share. Measured cost of a chunk (its
+// accumulators zeroed, its lanes summed into a slot, its slot in the final reduction):
+// docs/ARCHITECTURE.md, "Scaling model".
+constexpr int kChunksWanted = 256;
+// A chunk has at least this many quanta (256 samples, one full tile: smaller chunks pay
+// each kernel call's set-up over fewer vectors) and at most kChunkMaxQuanta (2048 samples).
+constexpr int kChunkMinQuanta = 4;
+constexpr int kChunkMaxQuanta = 32;
+// The chunk slots (chunks x parameters floats) are bounded by this many floats (64 MiB);
+// nets with many parameters get fewer, bigger chunks (still a function of the model only).
+constexpr size_t kSlotFloatsBudget = size_t(16) << 20;
+
+// The number of chunks a batch of `count` samples is cut into, for a net of `params`
+// parameters. A function of (count, params) only.
+inline int chunk_count(int count, size_t params) {
+  if (count <= 0) return 1;
+  const int64_t quanta = (int64_t(count) + kPartitionQuantum - 1) / kPartitionQuantum;
+  const int64_t per = std::clamp<int64_t>(quanta / kChunksWanted, kChunkMinQuanta, kChunkMaxQuanta);
+  int64_t chunks = (quanta + per - 1) / per;
+  const int64_t most = std::max<int64_t>(1, int64_t(kSlotFloatsBudget / std::max<size_t>(params, 1)));
+  chunks = std::min(chunks, std::max<int64_t>(most, 16));  // at least 16 chunks where the batch has them
+  return int(std::max<int64_t>(1, std::min(chunks, quanta)));
+}
+
+// Chunk c's first sample (c = chunks: the end): the batch is cut into `chunks` chunks of
+// whole quanta, as even as possible (40,000 samples, 157 chunks: 256 or 192 samples).
+inline int chunk_begin(int count, int chunks, int c) {
+  const int64_t q = (int64_t(count) + kPartitionQuantum - 1) / kPartitionQuantum;
+  return int(std::min<int64_t>(count, (q * c) / chunks * kPartitionQuantum));
+}
+
+// The schedule: a thread that is free claims the next `claim_size` chunks from a shared
+// counter (one atomic operation per claim, not per chunk). Claims shrink as the batch runs
+// out (a quarter of each thread's share of what is left, at least one chunk), so threads
+// finish within about one chunk of each other, and hold at most kClaimMax chunks (2048
+// samples of 256-sample chunks, as one of the old fixed chunks): a thread descheduled on a
+// busy machine keeps no more work from the others than before.
+constexpr int kClaimMax = 8;
+inline int claim_size(int remaining, int threads) {
+  return std::clamp(remaining / (4 * std::max(threads, 1)), 1, kClaimMax);
+}
+
+}  // namespace nntrain::fast

@@ -1,0 +1,138 @@
+// test_fast_partition.cpp — the fast CPU backend's work partition (cpu_fast_partition.hpp)
+// computed for 1–128 threads without running any: its load balance, and that it depends
+// on the batch size and the model only. And the vectorised shuffle against the scalar one.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include "cpu_fast.hpp"
+#include "cpu_fast_kernels.hpp"
+#include "cpu_fast_partition.hpp"
+#include "nnmath.hpp"
+
+using namespace nntrain;
+
+namespace {
+
+constexpr size_t kRefParams = 2 * 20 + 20 + 20 * 5 + 5 + 5 * 1 + 1;  // 2->20->5->1
+
+std::vector<int> chunk_sizes(int count, size_t params) {
+  const int chunks = fast::chunk_count(count, params);
+  std::vector<int> v;
+  for (int c = 0; c < chunks; ++c) v.push_back(fast::chunk_begin(count, chunks, c + 1) - fast::chunk_begin(count, chunks, c));
+  return v;
+}
+
+// The samples each of `threads` equally fast threads computes when, as in the backend,
+// a free thread claims the next claim_size(remaining, threads) chunks (the earliest free
+// thread first; ties to the lowest index).
+std::vector<int64_t> schedule(const std::vector<int>& sizes, int threads) {
+  using Slot = std::pair<int64_t, int>;  // (time free, thread)
+  std::priority_queue<Slot, std::vector<Slot>, std::greater<Slot>> free;
+  for (int t = 0; t < threads; ++t) free.push({0, t});
+  std::vector<int64_t> work(size_t(threads), 0);
+  const int chunks = int(sizes.size());
+  for (int next = 0; next < chunks;) {
+    const auto [at, t] = free.top();
+    free.pop();
+    const int last = std::min(chunks, next + fast::claim_size(chunks - next, threads));
+    int64_t w = 0;
+    for (; next < last; ++next) w += sizes[size_t(next)];
+    work[size_t(t)] += w;
+    free.push({at + w, t});
+  }
+  return work;
+}
+
+}  // namespace
+
+TEST_CASE("the chunks cover the batch in order, in whole quanta, independent of threads", "[fast][partition]") {
+  for (int count : {1, 63, 64, 65, 256, 1000, 1024, 1100, 4096, 8192, 40000, 65536, 1000000}) {
+    INFO("batch " << count);
+    const std::vector<int> sizes = chunk_sizes(count, kRefParams);
+    const int chunks = int(sizes.size());
+    CHECK(fast::chunk_begin(count, chunks, 0) == 0);
+    CHECK(fast::chunk_begin(count, chunks, chunks) == count);
+    for (int c = 0; c < chunks; ++c) {
+      CHECK(sizes[size_t(c)] > 0);
+      if (c + 1 < chunks) CHECK(fast::chunk_begin(count, chunks, c + 1) % fast::kPartitionQuantum == 0);
+      // At most 2048 samples, and equal up to one quantum.
+      CHECK(sizes[size_t(c)] <= fast::kChunkMaxQuanta * fast::kPartitionQuantum);
+      if (c + 1 < chunks) CHECK(std::abs(sizes[size_t(c)] - sizes[0]) <= fast::kPartitionQuantum);
+    }
+  }
+  // Hand-checked values: the reference experiment is 157 chunks of 256 or 192 samples.
+  CHECK(fast::chunk_count(40000, kRefParams) == 157);
+  CHECK(fast::chunk_count(1024, kRefParams) == 4);
+  CHECK(fast::chunk_count(4096, kRefParams) == 16);
+  CHECK(fast::chunk_count(256, kRefParams) == 1);
+  CHECK(fast::chunk_count(1 << 20, kRefParams) == 512);  // 2048-sample chunks
+  // A net with many parameters gets fewer chunks (slot memory), but never fewer than 16.
+  CHECK(fast::chunk_count(40000, 66'049 + 1'024) == 157);
+  CHECK(fast::chunk_count(1 << 20, size_t(1) << 20) == 16);
+}
+
+TEST_CASE("the partition keeps up to 64 threads (and more) busy", "[fast][partition]") {
+  // Load balance = the mean work per thread / the most any thread gets: the fraction of
+  // the ideal speed-up t that the partition allows (1 = perfect); count / most is the
+  // speed-up bound itself. Chunks are at least one full tile (256 samples), so a batch has
+  // about count / 256 chunks up to 256 of them, and no more threads than chunks get work.
+  const int batches[] = {1024, 2048, 3000, 4096, 8192, 10000, 16384, 32768, 40000, 50000, 65536};
+  for (int count : batches) {
+    const std::vector<int> sizes = chunk_sizes(count, kRefParams);
+    const int chunks = int(sizes.size());
+    CHECK(chunks >= std::min(count / 256, 157));
+    for (int threads = 1; threads <= 128; ++threads) {
+      const std::vector<int64_t> work = schedule(sizes, threads);
+      const int64_t most = *std::max_element(work.begin(), work.end());
+      int64_t total = 0;
+      for (int64_t w : work) total += w;
+      REQUIRE(total == count);
+      const double balance = (double(count) / threads) / double(most);
+      const double speedup = double(count) / double(most);
+      INFO("batch " << count << " (" << chunks << " chunks), " << threads << " threads: balance " << balance
+                    << ", speed-up bound " << speedup);
+      // Never worse than half of what whole chunks allow (the claims must not hand one
+      // thread a long run while others idle).
+      CHECK(speedup >= 0.5 * std::min(threads, chunks));
+      // With >= 4 chunks per thread, within 25 % of perfect.
+      if (4 * threads <= chunks) CHECK(balance >= 0.75);
+      // The reference experiment: >= 75 % up to 64 threads, >= 60 % up to 128.
+      if (count == 40000) CHECK(balance >= (threads <= 64 ? 0.75 : 0.6));
+      // Big batches: 64 threads at >= 80 % (65,536) or a speed-up of >= 48 (>= 16,384 samples,
+      // 64+ chunks).
+      if (count >= 65536 && threads <= 64) CHECK(balance >= 0.8);
+      if (count >= 16384 && threads == 64) CHECK(speedup >= 48);
+    }
+  }
+}
+
+TEST_CASE("the vectorised shuffle gives nnmath.hpp's permutation", "[fast][partition]") {
+  for (const std::string& isa : fast_cpu_isas()) {
+    const fast::Kernels* kp = &fast::kernels_generic();
+#if defined(__x86_64__)
+    if (isa == "avx512") kp = &fast::kernels_avx512();
+    if (isa == "avx2") kp = &fast::kernels_avx2();
+#endif
+    const fast::Kernels& k = *kp;
+    for (uint32_t n : {1u, 2u, 5u, 64u, 1000u, 40000u, 65536u, 65537u}) {
+      const ShuffleKey key = make_shuffle_key(n, 42, 7);
+      const fast::ShuffleArgs args{key.n, key.half_bits, {key.k[0], key.k[1], key.k[2], key.k[3]}};
+      std::vector<uint32_t> got(n, 0xFFFFFFFFu), want(n);
+      for (uint32_t i = 0; i < n; ++i) want[i] = shuffle_index(key, i);
+      // In pieces of odd lengths and at odd offsets, as the tiles ask for them.
+      for (uint32_t first = 0; first < n;) {
+        const int count = int(std::min<uint32_t>(n - first, 1 + (first * 7 + 13) % 300));
+        k.shuffle_rows(args, first, count, got.data() + first);
+        first += uint32_t(count);
+      }
+      INFO("isa " << isa << ", n " << n);
+      CHECK(got == want);
+    }
+  }
+}
