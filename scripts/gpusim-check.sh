@@ -199,7 +199,8 @@ compare_curves() {
         a = c[e] < 0 ? -c[e] : c[e]; r = a > 0 ? d / a : d
         if (r > m) { m = r; at = e }
       }
-      printf "largest relative difference %.3g (epoch %d; %d of %d epochs compared%s)", m, at, k, n,
+      where = m > 0 ? sprintf("at epoch %d", at) : "every epoch bit-identical"
+      printf "largest relative difference %.3g (%s; %d of %d epochs compared%s)", m, where, k, n,
              nonfinite == "" ? "" : "; not finite:" nonfinite
       exit (k < n || m > tol || nonfinite != "") ? 1 : 0
     }' "$1"
