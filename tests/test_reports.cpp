@@ -41,6 +41,8 @@ std::string printed(const Config& cfg, const std::vector<RunResult>& runs) {
 
 TEST_CASE("simulated GPU is recognised by the name GPGPU-Sim reports", "[report][gpusim]") {
   CHECK(is_simulator_name("GPGPU-Sim_v4.2.0"));
+  // What GPGPU-Sim 4.2 (the one in ../shared/tools/gpgpu-sim) reports, trailing space trimmed.
+  CHECK(is_simulator_name("GPGPU-Sim_vGPGPU-Sim Simulator Version 4.2.0"));
   CHECK_FALSE(is_simulator_name("NVIDIA H100 80GB HBM3"));
   CHECK_FALSE(is_simulator_name(""));
 }

@@ -23,4 +23,8 @@ std::unique_ptr<Backend> make_gpu_backend(const Dataset&, const BackendOptions&)
   throw DeviceUnavailable("this binary was built without CUDA (rebuild with nvcc on PATH)");
 }
 
+std::unique_ptr<Backend> make_gpu_backend(const Dataset& data, const BackendOptions& opt, int) {
+  return make_gpu_backend(data, opt);
+}
+
 }  // namespace nntrain

@@ -30,9 +30,8 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // A graph holds whole epochs (batch indices are baked into its nodes; everything else comes
-// from TrainState). Epochs with more steps than this are launched without a graph, which
-// is still asynchronous but pays a launch per kernel.
-constexpr int kMaxGraphSteps = 256;
+// from TrainState). Epochs with more steps than kMaxGraphSteps (gpu_backend.hpp) are
+// launched without a graph, which is still asynchronous but pays a launch per kernel.
 constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 
 FusedPlan plan_fused_for(const ModelSpec& spec) {
@@ -45,9 +44,10 @@ FusedPlan plan_fused_for(const ModelSpec& spec) {
 
 class GpuBackend final : public Backend {
  public:
-  GpuBackend(const Dataset& data, const BackendOptions& opt, const GpuInfo& info)
+  GpuBackend(const Dataset& data, const BackendOptions& opt, const GpuInfo& info, int max_graph_steps)
       : opt_(opt), spec_(opt.spec), plan_(make_batch_plan(data.n, opt.batch_size, opt.shuffle)),
-        hyper_(adam_hyper(opt.optimizer)), sgd_(opt.optimizer.type == "sgd"), info_(info) {
+        hyper_(adam_hyper(opt.optimizer)), sgd_(opt.optimizer.type == "sgd"), info_(info),
+        max_graph_steps_(max_graph_steps) {
     if (data.inputs != spec_.widths.front() || data.outputs != spec_.widths.back())
       throw UsageError("the data has " + std::to_string(data.inputs) + " inputs and " + std::to_string(data.outputs) +
                        " outputs but the model takes " + std::to_string(spec_.widths.front()) + " and gives " +
@@ -111,7 +111,7 @@ class GpuBackend final : public Backend {
   std::string details() const override {
     std::string s = info_.name + " (cc " + std::to_string(info_.cc_major) + "." + std::to_string(info_.cc_minor) +
                     "), fp32; path " + (fused_ ? "fused" : "cublas") + ": " + path_why_;
-    s += steps_per_epoch() <= kMaxGraphSteps ? "; epochs replayed from CUDA graphs"
+    s += uses_graphs() ? "; epochs replayed from CUDA graphs"
                                              : "; " + std::to_string(steps_per_epoch()) +
                                                    " steps per epoch, launched without a graph";
     return s;
@@ -140,10 +140,10 @@ class GpuBackend final : public Backend {
     ensure_loss_capacity(epochs);
     cudaStream_t s = stream_->get();
     // Work out (and capture, if new) the graphs before the clock starts.
-    const bool graphs = steps_per_epoch() <= kMaxGraphSteps;
+    const bool graphs = uses_graphs();
     int per_graph = 0, full = 0, rest = 0;
     if (graphs) {
-      per_graph = std::max(1, std::min(epochs, kMaxGraphSteps / steps_per_epoch()));
+      per_graph = std::max(1, std::min(epochs, max_graph_steps_ / steps_per_epoch()));
       full = epochs / per_graph;
       rest = epochs % per_graph;
       graph_for(per_graph);
@@ -171,6 +171,7 @@ class GpuBackend final : public Backend {
 
  private:
   int steps_per_epoch() const { return plan_.batches; }
+  bool uses_graphs() const { return steps_per_epoch() <= max_graph_steps_; }
 
   void choose_path() {
     fused_plan_ = plan_fused_for(spec_);
@@ -327,6 +328,7 @@ class GpuBackend final : public Backend {
   AdamHyper hyper_;
   bool sgd_;
   GpuInfo info_;
+  int max_graph_steps_;  // epochs with more steps are launched without a graph
   SetupReport setup_;
   bool fused_ = false;
   std::string path_why_;
@@ -359,9 +361,13 @@ std::string gpu_path_problem(const ModelSpec& spec, GpuPath gpu_path) {
 }
 
 std::unique_ptr<Backend> make_gpu_backend(const Dataset& data, const BackendOptions& opt) {
+  return make_gpu_backend(data, opt, kMaxGraphSteps);
+}
+
+std::unique_ptr<Backend> make_gpu_backend(const Dataset& data, const BackendOptions& opt, int max_graph_steps) {
   const GpuInfo info = query_gpu();
   if (!info.available) throw DeviceUnavailable("no CUDA device: " + info.reason);
-  return std::make_unique<GpuBackend>(data, opt, info);
+  return std::make_unique<GpuBackend>(data, opt, info, max_graph_steps);
 }
 
 }  // namespace nntrain

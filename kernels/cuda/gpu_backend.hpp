@@ -22,7 +22,14 @@ GpuInfo query_gpu();
 // anything runs or is written.
 std::string gpu_path_problem(const ModelSpec& spec, GpuPath gpu_path);
 
+// Epochs of at most this many steps are replayed from CUDA graphs; longer ones (small
+// mini-batches of big data) are launched step by step.
+constexpr int kMaxGraphSteps = 256;
+
 // Throws DeviceUnavailable ("no CUDA device: <reason>", "this binary was built without CUDA").
 std::unique_ptr<Backend> make_gpu_backend(const Dataset& data, const BackendOptions& opt);
+// The same with another graph limit, for the [gpu] tests: 0 launches every step without a
+// graph, so graph replay can be compared with direct launches on the same trajectory.
+std::unique_ptr<Backend> make_gpu_backend(const Dataset& data, const BackendOptions& opt, int max_graph_steps);
 
 }  // namespace nntrain

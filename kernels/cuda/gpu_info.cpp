@@ -57,6 +57,8 @@ GpuInfo query_gpu() {
     return g;
   }
   g.name = prop.name;
+  // GPGPU-Sim's name ends in a space ("GPGPU-Sim_v… Version 4.2.0 "): not part of the name.
+  while (!g.name.empty() && g.name.back() == ' ') g.name.pop_back();
   g.simulated = is_simulator_name(g.name);
   g.total_memory = prop.totalGlobalMem;
   g.cc_major = prop.major;

@@ -1,209 +1,198 @@
-// test_gpu_training.cpp — the GPU backend end to end (both paths) against the CPU reference
-// backend: the reference experiment's first 20 epoch losses, gradients recovered from one
-// SGD step, mini-batches, determinism, chunking, path choice.
-//
-// Tolerances: docs/DESIGN.md §9 measured two correct fp32 implementations of the reference
-// experiment agreeing to ~1e-7 relative over the first 20 epochs; 1e-4 leaves room for
-// different summation orders and still fails on any real error.
+// test_gpu_training.cpp — the fused GPU path end to end against the CPU reference backend
+// and the double reference gradient: losses epoch by epoch, mini-batches with shuffle,
+// determinism, chunking, graphs against direct launches, tiles of 128/64/32 samples,
+// stage-2 reductions over many blocks, path choice, set-up reporting and the trainer's whole
+// sequence. None of these touches cuBLAS, so all of them also run on GPGPU-Sim
+// (scripts/gpusim-check.sh), which is why the data is small and the epochs few: the simulator
+// runs ~1-3 million instructions per second. The cuBLAS path's cases, on the reference
+// experiment, are in test_gpu_cublas.cpp ([cublas]).
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
+#include <cuda_runtime.h>
 
-#include "backend.hpp"
-#include "cpu_reference.hpp"
-#include "dataset.hpp"
+#include "cuda_check.hpp"
 #include "errors.hpp"
-#include "gpu_backend.hpp"
-#include "gpu_test_util.hpp"
-#include "reference_math.hpp"
+#include "fused_mlp.hpp"
+#include "gpu_training_util.hpp"
+#include "trainer.hpp"
 
 using namespace nntrain;
 using namespace nntrain::test;
 
 namespace {
 
-BackendOptions peaks_options(const std::string& path) {
-  BackendOptions o;
-  o.spec.widths = {2, 20, 5, 1};
-  o.spec.hidden = Activation::relu;
-  o.spec.output = Activation::identity;
-  o.optimizer = OptimizerConfig{};  // adam, lr 0.08
-  o.batch_size = 0;
-  o.seed = 1;
-  o.gpu_path = *parse_name(kGpuPathNames, path);
-  o.chunk_epochs = 100;
-  return o;
-}
+// 12 × 12 = 144 samples: two blocks of 128, the second one short. The simulator costs about
+// a million instructions per step here (~0.3 s); every case below keeps to a few dozen steps.
+const Dataset& small_peaks() { return peaks_data(12); }
 
-const Dataset& peaks_data() {
-  static const Dataset d = make_peaks(200, 200, -3.0, 3.0);
-  return d;
-}
+BackendOptions fused_options() { return peaks_options(GpuPath::fused); }
 
-std::vector<float> train_losses(Backend& b, const Params& init, int epochs) {
-  b.load(init);
-  std::vector<float> l(size_t(epochs), std::numeric_limits<float>::quiet_NaN());
-  b.train(epochs, l.data());
-  return l;
-}
-
-void check_curves_close(const std::vector<float>& got, const std::vector<float>& want, double rtol) {
-  REQUIRE(got.size() == want.size());
-  for (size_t e = 0; e < got.size(); ++e) {
-    INFO("epoch " << e + 1 << ": gpu " << got[e] << " cpu " << want[e]);
-    REQUIRE(std::isfinite(got[e]));
-    CHECK(std::fabs(got[e] - want[e]) <= rtol * std::fabs(want[e]));
+// The first net of {2, 64, …, 64, 1} (1 to 7 hidden layers of 64) whose fused plan on this
+// device uses tiles of `tile` samples. Shared memory decides the tile, and it differs between
+// devices (64 KiB on the simulator's SM75, 227 KiB on an H100), so the net is chosen per
+// device; every device of compute capability ≥ 7.5 has one for 64 and one for 32.
+std::vector<int> net_with_tile(int tile) {
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  for (int hidden = 1; hidden <= 7; ++hidden) {
+    std::vector<int> widths{2};
+    widths.insert(widths.end(), size_t(hidden), 64);
+    widths.push_back(1);
+    const std::vector<Activation> acts(widths.size() - 1, Activation::tanh);
+    if (cuda::plan_fused(widths, acts, size_t(optin)).tile == tile) return widths;
   }
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-Dataset gpu_random_data(int n, int n_in, int n_out, uint64_t seed) {
-  Dataset d;
-  d.n = n;
-  d.inputs = n_in;
-  d.outputs = n_out;
-  d.x = random_floats(size_t(n) * n_in, seed, -2, 2);
-  d.y = random_floats(size_t(n) * n_out, seed + 1);
-  return d;
+  FAIL("no {2, 64, ..., 1} net gets tiles of " << tile << " with " << optin << " bytes of shared memory");
+  return {};
 }
 
 }  // namespace
 
-TEST_CASE("reference experiment: first 20 GPU losses match the CPU reference within 1e-4", "[gpu][e2e]") {
-  const auto cpu_opt = peaks_options("auto");
-  const Params init = init_params(cpu_opt.spec, Init::glorot_uniform, 1);
-  auto cpu = make_cpu_reference_backend(peaks_data(), cpu_opt);
-  const auto want = train_losses(*cpu, init, 20);
-  for (const char* path : {"cublas", "fused"}) {
-    INFO("path " << path);
-    auto gpu = make_gpu_backend(peaks_data(), peaks_options(path));
-    CHECK(gpu->name() == std::string("gpu-") + path);
-    check_curves_close(train_losses(*gpu, init, 20), want, 1e-4);
+TEST_CASE("fused path: the first 20 losses match the CPU reference within 1e-4", "[gpu][e2e][fused]") {
+  SECTION("reference net, ReLU, full batch") { check_gpu_follows_cpu(small_peaks(), fused_options(), 20, 1e-4); }
+  SECTION("tanh hidden layers, sigmoid output, 3 outputs") {
+    auto o = fused_options();
+    o.spec.widths = {3, 17, 9, 3};
+    o.spec.hidden = Activation::tanh;
+    o.spec.output = Activation::sigmoid;
+    o.optimizer.lr = 0.02;
+    check_gpu_follows_cpu(gpu_random_data(100, 3, 3, 21), o, 20, 1e-4);
   }
 }
 
-TEST_CASE("auto picks the fused path for the reference net and cuBLAS for a wide one", "[gpu][e2e]") {
-  auto small = make_gpu_backend(peaks_data(), peaks_options("auto"));
+TEST_CASE("fused path: mini-batches with shuffle follow the CPU reference", "[gpu][e2e][fused]") {
+  for (int batch : {64, 100}) {  // neither divides 144: the last batch is short
+    INFO("batch " << batch);
+    auto o = fused_options();
+    o.batch_size = batch;
+    o.shuffle = true;
+    check_gpu_follows_cpu(small_peaks(), o, 4, 1e-4);
+  }
+}
+
+TEST_CASE("fused path: epochs of more steps than a graph holds are launched directly, with the same bits",
+          "[gpu][e2e][graphs][fused]") {
+  // The graph limit (kMaxGraphSteps = 256 steps) is lowered to 2 so that 3 steps per epoch
+  // exceed it: the path a real epoch of 257+ steps takes, at a cost the simulator can bear.
+  auto o = fused_options();
+  o.batch_size = 64;  // 144 samples: 64, 64, 16
+  o.shuffle = true;
+  const Params init = init_params(o.spec, Init::glorot_uniform, 1);
+  auto direct = make_gpu_backend(small_peaks(), o, 2);
+  CHECK_THAT(direct->details(), Catch::Contains("3 steps per epoch, launched without a graph"));
+  auto cpu = make_cpu_reference_backend(small_peaks(), o);
+  const auto want = train_losses(*cpu, init, 3);
+  const auto got = train_losses(*direct, init, 3);
+  check_curves_close(got, want, 1e-4);
+  auto graphed = make_gpu_backend(small_peaks(), o);
+  CHECK_THAT(graphed->details(), Catch::Contains("replayed from CUDA graphs"));
+  CHECK(same_bits(got, train_losses(*graphed, init, 3)));
+  CHECK(same_bits(direct->params().values, graphed->params().values));
+}
+
+TEST_CASE("fused path: graph replay and direct launches give the same bits", "[gpu][graphs][fused]") {
+  check_graphs_match_direct_launches(small_peaks(), fused_options(), 6);
+}
+
+TEST_CASE("fused path: auto picks it for the reference net, and refuses a wide net when asked for it",
+          "[gpu][e2e][fused]") {
+  auto small = make_gpu_backend(small_peaks(), peaks_options(GpuPath::automatic));
   CHECK(small->name() == "gpu-fused");
   CHECK_THAT(small->details(), Catch::Contains("auto"));
-  auto wide_opt = peaks_options("auto");
-  wide_opt.spec.widths = {2, 256, 1};
-  const Dataset d = gpu_random_data(300, 2, 1, 5);
-  auto wide = make_gpu_backend(d, wide_opt);
-  CHECK(wide->name() == "gpu-cublas");
-  CHECK_THAT(wide->details(), Catch::Contains("256"));
-  wide_opt.gpu_path = GpuPath::fused;
-  CHECK_THROWS_AS(make_gpu_backend(d, wide_opt), UsageError);
+  CHECK_THAT(small->details(), Catch::Contains("tile of 128 samples"));
+  auto wide = fused_options();
+  wide.spec.widths = {2, 256, 1};
+  CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(300, 2, 1, 5), wide), UsageError);
   // The CLI's check before it writes anything says the same.
-  CHECK_THAT(gpu_path_problem(wide_opt.spec, GpuPath::fused), Catch::Contains("256"));
-  CHECK(gpu_path_problem(wide_opt.spec, GpuPath::cublas).empty());
-  CHECK(gpu_path_problem(peaks_options("fused").spec, GpuPath::fused).empty());
+  CHECK_THAT(gpu_path_problem(wide.spec, GpuPath::fused), Catch::Contains("256"));
+  CHECK(gpu_path_problem(wide.spec, GpuPath::cublas).empty());
+  CHECK(gpu_path_problem(fused_options().spec, GpuPath::fused).empty());
 }
 
-TEST_CASE("two GPU runs are bit-identical, losses and weights", "[gpu][determinism]") {
-  for (const char* path : {"cublas", "fused"}) {
-    INFO("path " << path);
-    const auto opt = peaks_options(path);
-    const Params init = init_params(opt.spec, Init::glorot_uniform, 1);
-    auto a = make_gpu_backend(peaks_data(), opt);
-    auto b = make_gpu_backend(peaks_data(), opt);
-    const auto la = train_losses(*a, init, 60), lb = train_losses(*b, init, 60);
-    CHECK(same_bits(la, lb));
-    CHECK(same_bits(a->params().values, b->params().values));
-    // And the same backend again after load(): the state really was reset.
-    const auto lc = train_losses(*a, init, 60);
-    CHECK(same_bits(la, lc));
+TEST_CASE("fused path: two runs are bit-identical, losses and weights", "[gpu][determinism][fused]") {
+  check_runs_bit_identical(small_peaks(), fused_options(), 8);
+  auto mb = fused_options();
+  mb.batch_size = 64;
+  check_runs_bit_identical(small_peaks(), mb, 2);
+}
+
+TEST_CASE("fused path: chunks of any size replay the same trajectory as one call", "[gpu][graphs][fused]") {
+  // Graphs of at most 4 steps (the real limit is 256) so that few epochs span several graphs.
+  SECTION("full batch: one call of 11 epochs is graphs of 4, 4 and 3 epochs") {
+    auto o = fused_options();
+    o.chunk_epochs = 5;
+    check_chunks_replay(gpu_random_data(40, 2, 1, 7), o, {3, 1, 5, 2}, 4);
+  }
+  SECTION("mini-batch, 3 steps per epoch: graphs of 2 epochs") {
+    auto o = fused_options();
+    o.batch_size = 16;
+    o.chunk_epochs = 3;
+    check_chunks_replay(gpu_random_data(40, 2, 1, 8), o, {1, 2, 3}, 6);
   }
 }
 
-TEST_CASE("fused and cuBLAS paths agree over the first 20 epochs", "[gpu][fused]") {
-  const Params init = init_params(peaks_options("auto").spec, Init::glorot_uniform, 1);
-  auto f = make_gpu_backend(peaks_data(), peaks_options("fused"));
-  auto c = make_gpu_backend(peaks_data(), peaks_options("cublas"));
-  check_curves_close(train_losses(*f, init, 20), train_losses(*c, init, 20), 1e-4);
+TEST_CASE("fused path: one SGD step recovers the gradient of the double reference", "[gpu][e2e][fused]") {
+  check_sgd_step_gradient(GpuPath::fused, {2, 20, 5, 1}, Activation::tanh, 1);
+  check_sgd_step_gradient(GpuPath::fused, {3, 17, 2}, Activation::tanh, 129);
+  check_sgd_step_gradient(GpuPath::fused, {2, 33, 64, 1}, Activation::tanh, 100);
 }
 
-TEST_CASE("chunks of any size replay the same trajectory as one call", "[gpu][graphs]") {
-  for (const char* path : {"cublas", "fused"}) {
-    INFO("path " << path);
-    auto opt = peaks_options(path);
-    opt.chunk_epochs = 7;
-    const Params init = init_params(opt.spec, Init::glorot_uniform, 1);
-    auto g = make_gpu_backend(peaks_data(), opt);
-    const auto whole = train_losses(*g, init, 300);  // graphs of 256 epochs + 44
-    g->load(init);
-    std::vector<float> parts(300, std::numeric_limits<float>::quiet_NaN());
-    int done = 0;
-    for (int n : {7, 7, 1, 13, 272}) {
-      const double secs = g->train(n, parts.data() + done);
-      CHECK(secs > 0);
-      done += n;
-    }
-    CHECK(same_bits(whole, parts));
+TEST_CASE("fused path: tiles of 64 and 32 samples (wider nets) match the references", "[gpu][e2e][fused]") {
+  for (int tile : {64, 32}) {
+    const std::vector<int> widths = net_with_tile(tile);
+    INFO("tile " << tile << ", " << widths.size() - 2 << " hidden layers of 64");
+    auto o = fused_options();
+    o.spec.widths = widths;
+    o.spec.hidden = Activation::tanh;
+    o.optimizer.lr = 0.01;
+    const Dataset d = gpu_random_data(tile + tile / 2 + 3, 2, 1, 50 + uint64_t(tile));  // 2 blocks, one short
+    check_sgd_step_gradient(GpuPath::fused, widths, Activation::tanh, d.n);
+    const Params init = init_params(o.spec, Init::glorot_uniform, 1);
+    auto gpu = make_gpu_backend(d, o);
+    CHECK_THAT(gpu->details(), Catch::Contains("tile of " + std::to_string(tile) + " samples"));
+    auto cpu = make_cpu_reference_backend(d, o);
+    check_curves_close(train_losses(*gpu, init, 2), train_losses(*cpu, init, 2), 1e-4);
   }
 }
 
-// One SGD step with lr = 1 moves each weight by exactly its gradient (up to the rounding
-// of w - g, ~1e-7 absolute): the GPU's gradient, recovered, against the reference in double.
-TEST_CASE("one SGD step recovers the gradient of the double reference", "[gpu][e2e]") {
-  struct Case {
-    std::vector<int> widths;
-    int n;
-  };
-  for (const char* path : {"cublas", "fused"})
-    for (const Case& c : {Case{{2, 20, 5, 1}, 1}, Case{{3, 17, 2}, 129}, Case{{2, 33, 64, 1}, 1000}}) {
-      BackendOptions o = peaks_options(path);
-      o.spec.widths = c.widths;
-      o.spec.hidden = Activation::tanh;
-      o.optimizer.type = "sgd";
-      o.optimizer.lr = 1.0;
-      const Dataset d = gpu_random_data(c.n, c.widths.front(), c.widths.back(), 77 + c.n);
-      const Params init = init_params(o.spec, Init::glorot_uniform, 3);
-      auto g = make_gpu_backend(d, o);
-      g->load(init);
-      float loss = std::numeric_limits<float>::quiet_NaN();
-      g->train(1, &loss);  // full batch: one step
-      const Params after = g->params();
-      std::vector<double> pd(init.values.begin(), init.values.end()), gd(pd.size());
-      const double want_loss = reference_loss_and_grad<double, double>(o.spec, pd.data(), d.x.data(), d.y.data(),
-                                                                       nullptr, c.n, gd.data());
-      std::vector<float> got(pd.size());
-      for (size_t k = 0; k < got.size(); ++k) got[k] = init.values[k] - after.values[k];
-      double gmax = 0;
-      for (double v : gd) gmax = std::max(gmax, std::fabs(v));
-      INFO("path " << path << " n " << c.n << " layers " << c.widths.size() - 1);
-      check_close(got, gd, 0.0, 1e-4 * gmax + 1e-6, "recovered gradient");
-      check_close({loss}, {want_loss}, 1e-5, 0, "loss");
-    }
+TEST_CASE("fused path: stage 2 sums the partials of many blocks", "[gpu][e2e][fused]") {
+  // 8,300 samples in tiles of 128: 65 blocks, so each lane of a parameter's warp sums two or
+  // three blocks before the shuffle tree, and the loss warp likewise.
+  check_sgd_step_gradient(GpuPath::fused, {2, 3, 1}, Activation::relu, 8300);
+  auto o = fused_options();
+  o.spec.widths = {2, 3, 1};
+  check_gpu_follows_cpu(gpu_random_data(8300, 2, 1, 61), o, 2, 1e-4);
 }
 
-TEST_CASE("mini-batches with shuffle follow the CPU reference", "[gpu][e2e]") {
-  for (const char* path : {"cublas", "fused"})
-    for (int batch : {1000, 333}) {  // 333 does not divide 40,000: the last batch is short
-      auto o = peaks_options(path);
-      o.batch_size = batch;
-      o.shuffle = true;
-      const Params init = init_params(o.spec, Init::glorot_uniform, 1);
-      auto cpu = make_cpu_reference_backend(peaks_data(), o);
-      auto gpu = make_gpu_backend(peaks_data(), o);
-      INFO("path " << path << " batch " << batch);
-      // Mini-batch steps diverge faster (many steps per epoch): 2 epochs = 80 or 242 steps.
-      check_curves_close(train_losses(*gpu, init, 2), train_losses(*cpu, init, 2), 1e-3);
-    }
+TEST_CASE("fused path: set-up reports context, handle, module and transfer times apart", "[gpu][timing][fused]") {
+  check_setup_report(small_peaks(), fused_options());
 }
 
-TEST_CASE("setup reports context, handle, module and transfer times apart", "[gpu][timing]") {
-  auto g = make_gpu_backend(peaks_data(), peaks_options("cublas"));
-  const SetupReport r = g->setup();
-  CHECK(r.context_seconds > 0);
-  CHECK(r.handle_seconds > 0);
-  CHECK(r.module_seconds > 0);
-  CHECK(r.transfer_seconds > 0);
-  CHECK(r.total() > r.transfer_seconds);
+TEST_CASE("fused path: the trainer's warm-up, load, chunks and repeats change no bit of the curve",
+          "[gpu][e2e][fused]") {
+  const BackendRegistry registry = {{Device::cpu, "reference", make_cpu_reference_backend},
+                                    {Device::gpu, "cuda", make_gpu_backend}};
+  Config cfg;
+  cfg.model.layers = {2, 20, 5, 1};
+  cfg.train.epochs = 12;
+  cfg.train.log_every = 12;
+  cfg.gpu.path = GpuPath::fused;
+  cfg.gpu.chunk_epochs = 5;  // chunks of 5, 5, 2
+  cfg.timing.warmup_epochs = 2;
+  cfg.timing.repeats = 2;
+  cfg.cpu.backend = CpuBackendKind::reference;
+  const Dataset& d = small_peaks();
+  const Params init = init_params(cfg.model_spec(), Init::glorot_uniform, cfg.seed);
+  const RunResult gpu = run_training(registry, cfg, d, init, Device::gpu);
+  const RunResult cpu = run_training(registry, cfg, d, init, Device::cpu);
+  REQUIRE(gpu.status() == "ok");
+  CHECK(gpu.backend == "gpu-fused");
+  CHECK(gpu.epochs_done == 12);
+  CHECK_FALSE(gpu.nondeterministic);
+  CHECK(gpu.train_seconds_per_repeat.size() == 2);
+  CHECK(gpu.simulated == query_gpu().simulated);
+  check_curves_close(gpu.losses, cpu.losses, 1e-4);
+  // The same 12 epochs in one call from a fresh backend: warm-up and reloads left no trace.
+  auto plain = make_gpu_backend(d, backend_options(cfg, Device::gpu));
+  CHECK(same_bits(gpu.losses, train_losses(*plain, init, 12)));
+  CHECK(same_bits(gpu.final_params.values, plain->params().values));
 }
