@@ -52,6 +52,8 @@ install_packages() {
 
 start_munge() {
   munge_ok && return 0
+  mkdir -p /etc/munge
+  chown munge:munge /etc/munge 2>/dev/null; chmod 700 /etc/munge
   [[ -f /etc/munge/munge.key ]] || {
     if command -v mungekey >/dev/null; then mungekey --create --keyfile=/etc/munge/munge.key >/dev/null 2>&1
     else dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none; fi

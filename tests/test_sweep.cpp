@@ -109,35 +109,38 @@ TEST_CASE("sweep table: statuses, best point and exit code from what the points 
   CHECK_THAT(csv, Catch::Contains(",diverged,cpu,,0,0,,,,,,diverged at epoch 4\n"));
 }
 
-TEST_CASE("sweep bad grids: exit 2 before anything runs or is written", "[sweep][errors]") {
+namespace {
+
+// A bad grid is exit 2 with a message naming it, before anything runs or is written.
+void check_bad_grid(const std::string& grid, const std::string& message) {
   const std::string out = fresh_dir("sweep_bad");
-  const std::string base = std::string(kBase) + " --out " + out + " ";
-  SECTION("unknown key") {
-    const auto r = run_nntrain("sweep " + base + "--grid optimizer.lrr=0.1,0.2");
-    CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains("point 1 of 2 (optimizer.lrr=0.1)") && Catch::Contains("unknown key \"lrr\""));
-  }
-  SECTION("bad value") {
-    const auto r = run_nntrain("sweep " + base + "--grid optimizer.lr=0.1,-1,0.2");
-    CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains("point 2 of 3 (optimizer.lr=-1) is invalid") && Catch::Contains("/optimizer/lr"));
-  }
-  SECTION("empty list") {
-    const auto r = run_nntrain("sweep " + base + "--grid optimizer.lr=");
-    CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains("--grid optimizer.lr: value 1 of 1 is empty"));
-  }
-  SECTION("duplicate key") {
-    const auto r = run_nntrain("sweep " + base + "--grid optimizer.lr=0.1 --grid optimizer.lr=0.2");
-    CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains("--grid optimizer.lr is given twice"));
-  }
-  SECTION("a key a flag also sets") {
-    const auto r = run_nntrain("sweep " + base + "--lr 0.1 --grid optimizer.lr=0.1,0.2");
-    CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains("also set by a flag"));
-  }
+  const auto r = run_nntrain(std::string("sweep ") + kBase + " --out " + out + " " + grid);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains(message));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK_FALSE(fs::exists(out));
+}
+
+}  // namespace
+
+TEST_CASE("sweep bad grid: unknown key is exit 2 naming the point", "[sweep][errors]") {
+  check_bad_grid("--grid optimizer.lrr=0.1,0.2", "point 1 of 2 (optimizer.lrr=0.1) is invalid: config /optimizer/lrr: unknown key \"lrr\"");
+}
+
+TEST_CASE("sweep bad grid: a bad value is exit 2 naming the point", "[sweep][errors]") {
+  check_bad_grid("--grid optimizer.lr=0.1,-1,0.2", "point 2 of 3 (optimizer.lr=-1) is invalid: config /optimizer/lr");
+}
+
+TEST_CASE("sweep bad grid: an empty list is exit 2", "[sweep][errors]") {
+  check_bad_grid("--grid optimizer.lr=", "--grid optimizer.lr: value 1 of 1 is empty");
+}
+
+TEST_CASE("sweep bad grid: a duplicate key is exit 2", "[sweep][errors]") {
+  check_bad_grid("--grid optimizer.lr=0.1 --grid optimizer.lr=0.2", "--grid optimizer.lr is given twice");
+}
+
+TEST_CASE("sweep bad grid: a key a flag also sets is exit 2", "[sweep][errors]") {
+  check_bad_grid("--lr 0.1 --grid optimizer.lr=0.1,0.2", "also set by a flag");
 }
 
 TEST_CASE("sweep local: 6 points (lr x widths, one diverging), collected; resume; collect a missing point",
