@@ -63,16 +63,17 @@ SweepPlan read_plan(const std::string& dir) {
   return p;
 }
 
-json read_point_summary(const SweepPlan& plan, size_t i) {
-  const std::string file = plan.point_dir(i) + "/summary.json";
+json read_json_or_null(const std::string& file) {
   std::error_code ec;
   if (!fs::exists(file, ec)) return nullptr;
   try {
-    return json::parse(read_file(file, "summary"));
+    return json::parse(read_file(file, "file"));
   } catch (const std::exception&) {
     return nullptr;
   }
 }
+
+json read_point_summary(const SweepPlan& plan, size_t i) { return read_json_or_null(plan.point_dir(i) + "/summary.json"); }
 
 std::vector<size_t> unfinished_points(const SweepPlan& plan) {
   std::vector<size_t> out;

@@ -53,6 +53,9 @@ struct SweepPlan {
 
 // Reads DIR/plan.json. UsageError when DIR holds no sweep.
 SweepPlan read_plan(const std::string& dir);
+// A JSON file's content, or null when it is absent or unreadable (a point's files may be
+// half there: a task killed, a node lost).
+nlohmann::json read_json_or_null(const std::string& file);
 // summary.json of point i, or null when it has none (or it is unreadable).
 nlohmann::json read_point_summary(const SweepPlan& plan, size_t i);
 // The points without a result (core/sweep_plan point_finished), in order.

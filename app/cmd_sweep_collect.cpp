@@ -21,16 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-json read_json_or_null(const std::string& file) {
-  std::error_code ec;
-  if (!fs::exists(file, ec)) return nullptr;
-  try {
-    return json::parse(read_file(file, "file"));
-  } catch (const std::exception&) {
-    return nullptr;
-  }
-}
-
 // The last "nntrain: error: ..." (or internal error) line of a point's log, without the prefix.
 std::string log_error(const std::string& file) {
   std::ifstream in(file);

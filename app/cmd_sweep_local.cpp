@@ -20,7 +20,6 @@
 #include <chrono>
 #include <cstring>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
@@ -40,15 +39,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string host_name() {
   char buf[256] = {};

@@ -25,7 +25,14 @@ say() { echo "slurm-local: $*" >&2; }
 skip() { say "SKIPPED: $*"; exit 77; }
 fail() { say "error: $*"; exit 1; }
 
-alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1" 2>/dev/null)" 2>/dev/null; }
+# A process that exists and is not a zombie (in a container whose init does not reap, a
+# stopped daemon may linger as one: kill -0 would still succeed).
+pid_alive() {
+  local state
+  state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+  [[ -n $state && $state != Z ]]
+}
+alive() { [[ -f "$1" ]] && pid_alive "$(cat "$1" 2>/dev/null)"; }
 munge_ok() { command -v munge >/dev/null && munge -n 2>/dev/null | unmunge >/dev/null 2>&1; }
 
 install_packages() {
@@ -116,7 +123,7 @@ stop_daemons() {
   for name in slurmd slurmctld; do
     pid=$(cat "$HOME_DIR/run/$name.pid" 2>/dev/null) || continue
     kill "$pid" 2>/dev/null
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 100); do pid_alive "$pid" || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null
     rm -f "$HOME_DIR/run/$name.pid"
   done
