@@ -7,10 +7,14 @@
 // each hardware_threads / N CPU threads, unless the config sets cpu.threads; the collected
 // table then marks those times as taken concurrently.
 //
-// Ctrl-C reaches the points too (same process group): each stops after its chunk in flight
-// and writes its results marked interrupted; the launcher starts no new point, also sends
-// SIGTERM to the points it started (for a SIGTERM sent to it alone), waits for them, writes
-// the table and exits 130. A rerun of the same command skips the finished points.
+// Signals: each point runs in its own process group, so Ctrl-C at the terminal reaches the
+// launcher alone. The first SIGINT/SIGTERM makes it start no new point and send one SIGTERM
+// to each running point, which stops after its chunk in flight and writes its results marked
+// interrupted; the launcher waits for them, writes the table and exits 130. A second signal
+// SIGKILLs the points. A point treats every SIGTERM as "stop after this chunk" (a scheduler
+// that signals every process of a job, then the launcher, must not kill it by sending two);
+// whoever started it escalates with SIGKILL. A rerun of the same command skips the finished
+// points.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -18,6 +22,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
@@ -82,9 +87,34 @@ json run_info(size_t index, int jobs, int threads) {
   return info;
 }
 
+// `sweep --run-point`: every SIGTERM (and SIGINT, unless ignored) asks for a stop after the
+// chunk in flight; none kills (see the top of this file).
+void on_point_signal(int) { request_stop(); }
+
+// The local launcher: counts signals (the first stops, the second kills the points).
+volatile std::sig_atomic_t g_launcher_signals = 0;
+void on_launcher_signal(int) {
+  g_launcher_signals = g_launcher_signals + 1;
+  request_stop();
+}
+
+void install_handler(void (*handler)(int)) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    struct sigaction old {};
+    // A background job's SIGINT is ignored: keep it so (as train does).
+    if (sig == SIGINT && ::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
 }  // namespace
 
 int run_point(const std::string& dir, const std::string& index_text, int jobs) {
+  install_handler(on_point_signal);
   const SweepPlan plan = read_plan(dir);
   const size_t i = parse_index(index_text, plan.size());
   const std::string pdir = plan.point_dir(i);
@@ -126,6 +156,7 @@ pid_t spawn_point(const std::string& exe, const SweepPlan& plan, size_t i, int j
   const pid_t pid = ::fork();
   if (pid < 0) throw IoError(std::string("cannot start a sweep point: fork failed: ") + std::strerror(errno));
   if (pid > 0) return pid;
+  ::setpgid(0, 0);  // the terminal's Ctrl-C goes to the launcher, which passes it on once
   const int in = ::open("/dev/null", O_RDONLY);
   const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (in < 0 || out < 0) ::_exit(126);
@@ -159,9 +190,10 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
     return kExitOk;
   }
   const std::string exe = self_executable();
+  install_handler(on_launcher_signal);
   std::map<pid_t, size_t> running;
   size_t next = 0, done = 0;
-  bool forwarded = false;
+  bool forwarded = false, killed = false;
   while (running.size() > 0 || (next < todo.size() && !stop_requested())) {
     while (running.size() < size_t(jobs) && next < todo.size() && !stop_requested()) {
       const size_t i = todo[next++];
@@ -169,8 +201,14 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
       if (!a.quiet) fmt::print(stderr, "nntrain: sweep point {} started: {}\n", i, plan.point(i).at("label").get<std::string>());
     }
     if (stop_requested() && !forwarded) {
+      fmt::print(stderr, "nntrain: sweep stopping: {} running point(s) stop after their chunk in flight "
+                         "(signal again to kill them now)\n", running.size());
       for (const auto& [pid, i] : running) ::kill(pid, SIGTERM);
       forwarded = true;
+    }
+    if (g_launcher_signals >= 2 && !killed) {
+      for (const auto& [pid, i] : running) ::kill(pid, SIGKILL);
+      killed = true;
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);

@@ -116,6 +116,7 @@ SweepRow run_row(const json& point, const json* run_info, const json& run) {
   if (run.contains("target") && run.at("target").is_object()) {
     r.target = run.at("target");
     if (r.target.value("reached", false)) r.target_seconds = number_at(r.target, "seconds");
+    else r.note = fmt::format("target {} not reached", r.target.value("loss", json()).dump());
   }
   if (r.status == "diverged" && run.contains("diverged_epoch"))
     r.note = fmt::format("diverged at epoch {}", run.at("diverged_epoch").dump());

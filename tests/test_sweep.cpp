@@ -74,6 +74,11 @@ TEST_CASE("sweep table: statuses, best point and exit code from what the points 
   CHECK(*rows[0].target_seconds == 0.5);  // time-to-target when the run has one
   CHECK(rows[0].timing == "concurrent:2");
   CHECK_FALSE(point_rows(point, &better, nullptr, "")[0].target_seconds);  // no target: empty
+  json missed = ok;
+  missed["runs"][0]["target"] = {{"loss", 0.01}, {"reached", false}, {"epoch", nullptr}, {"seconds", nullptr}};
+  const auto mrow = point_rows(point, &missed, nullptr, "")[0];
+  CHECK_FALSE(mrow.target_seconds);
+  CHECK(mrow.note == "target 0.01 not reached");
 
   const auto drows = point_rows(point, &diverged, nullptr, "");
   CHECK(drows[0].status == "diverged");
