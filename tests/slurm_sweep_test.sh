@@ -17,12 +17,12 @@ fail() { echo "slurm_sweep_test: FAIL: $*" >&2; exit 1; }
 t0=$SECONDS
 started_here=0
 "$SLURM_LOCAL" status 2>/dev/null || started_here=1
-timeout 400 "$SLURM_LOCAL" start
+timeout 300 "$SLURM_LOCAL" start
 rc=$?
 case $rc in
   0) ;;
   77) echo "slurm_sweep_test: SKIPPED: the local Slurm cannot run here (reason above)" >&2; exit 77 ;;
-  124) fail "scripts/slurm-local.sh start did not finish within 400 s" ;;
+  124) fail "scripts/slurm-local.sh start did not finish within 300 s" ;;
   *) fail "scripts/slurm-local.sh start failed (exit $rc): the local Slurm did not come up" ;;
 esac
 echo "slurm_sweep_test: local Slurm up after $((SECONDS - t0)) s" >&2
