@@ -49,15 +49,6 @@ void check_export_path(const std::string& path, const char* option) {
   check_output_location(parent.empty() ? "." : parent.string());
 }
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 // Everything bench decided before running: one validated Config per sweep point.
 struct BenchPlan {
   std::vector<Device> devices;

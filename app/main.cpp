@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_flags.hpp"
+#include "cmd_sweep.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
 
@@ -18,7 +19,7 @@ namespace {
 // `train` is the default subcommand: `nntrain --config x.json` means `nntrain train --config x.json`.
 std::vector<std::string> with_default_subcommand(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  static const char* kSub[] = {"train", "bench", "predict", "info"};
+  static const char* kSub[] = {"train", "bench", "predict", "info", "sweep"};
   bool has_sub = false;
   for (const char* s : kSub)
     if (!args.empty() && args[0] == s) has_sub = true;
@@ -94,6 +95,10 @@ int main(int argc, char** argv) {
 
   auto* info = app.add_subcommand("info", "show the CPU, GPU and build");
 
+  SweepArgs sa;
+  ConfigFlagValues sweep_flags;
+  auto* sweep = add_sweep_command(app, sa, sweep_flags);
+
   const std::vector<std::string> args = with_default_subcommand(argc, argv);
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());
@@ -121,11 +126,15 @@ int main(int argc, char** argv) {
   ba.reps_set = bench->count("--reps") > 0;
   ba.price_given = bench->count("--price") > 0;  // --price "" is an error, not "no prices"
   ba.currency_given = bench->count("--currency") > 0;
+  sa.flag_overrides = config_flag_overrides(sweep_flags);
+  sa.flag_keys = config_flag_keys(sweep_flags);
+  sa.jobs_set = sweep->count("--jobs") > 0;
 
   return guarded([&] {
     if (*info) return cmd_info();
     if (*predict) return cmd_predict(pa);
     if (*bench) return cmd_bench(ba);
+    if (*sweep) return cmd_sweep(sa);
     return cmd_train(ta);
   });
 }

@@ -32,7 +32,7 @@ SampleStats summarize(const std::vector<double>& samples) {
   return s;
 }
 
-std::vector<std::string> split_top_level(const std::string& list) {
+std::vector<std::string> split_top_level(const std::string& list, const std::string& option) {
   std::vector<std::string> out;
   std::string cur;
   std::vector<char> stack;  // expected closing brackets
@@ -50,7 +50,7 @@ std::vector<std::string> split_top_level(const std::string& list) {
     else if (c == '{') stack.push_back('}');
     else if (c == ']' || c == '}') {
       if (stack.empty() || stack.back() != c)
-        throw UsageError("--sweep values \"" + list + "\": unbalanced '" + std::string(1, c) + "'");
+        throw UsageError(option + " values \"" + list + "\": unbalanced '" + std::string(1, c) + "'");
       stack.pop_back();
     } else if (c == ',' && stack.empty()) {
       out.push_back(cur);
@@ -59,27 +59,27 @@ std::vector<std::string> split_top_level(const std::string& list) {
     }
     cur += c;
   }
-  if (in_string) throw UsageError("--sweep values \"" + list + "\": unterminated string");
+  if (in_string) throw UsageError(option + " values \"" + list + "\": unterminated string");
   if (!stack.empty())
-    throw UsageError("--sweep values \"" + list + "\": missing '" + std::string(1, stack.back()) + "'");
+    throw UsageError(option + " values \"" + list + "\": missing '" + std::string(1, stack.back()) + "'");
   out.push_back(cur);
   return out;
 }
 
-SweepSpec parse_sweep(const std::string& arg) {
+SweepSpec parse_sweep(const std::string& arg, const std::string& option) {
   const size_t eq = arg.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw UsageError("--sweep \"" + arg + "\" is not of the form key.path=v1,v2,...");
+    throw UsageError(option + " \"" + arg + "\" is not of the form key.path=v1,v2,...");
   SweepSpec s;
   s.key = arg.substr(0, eq);
   if (s.key.find_first_of(" \t,[]{}\"") != std::string::npos)
-    throw UsageError("--sweep key \"" + s.key + "\" is not a config key path (e.g. data.grid)");
-  const std::vector<std::string> parts = split_top_level(arg.substr(eq + 1));
+    throw UsageError(option + " key \"" + s.key + "\" is not a config key path (e.g. data.grid)");
+  const std::vector<std::string> parts = split_top_level(arg.substr(eq + 1), option);
   for (size_t i = 0; i < parts.size(); ++i) {
     const std::string& t = parts[i];
     const size_t b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
     if (b == std::string::npos)
-      throw UsageError("--sweep " + s.key + ": value " + std::to_string(i + 1) + " of " +
+      throw UsageError(option + " " + s.key + ": value " + std::to_string(i + 1) + " of " +
                        std::to_string(parts.size()) + " is empty");
     const std::string text = t.substr(b, e - b + 1);
     nlohmann::json v;

@@ -31,12 +31,13 @@ struct SweepSpec {
   // The override that sets point i: "key=text".
   std::string override_for(size_t i) const { return key + "=" + texts[i]; }
 };
-// Throws UsageError naming what is wrong (no '=', empty key, empty value, unbalanced brackets).
-SweepSpec parse_sweep(const std::string& arg);
+// Throws UsageError naming what is wrong (no '=', empty key, empty value, unbalanced brackets);
+// `option` is the flag the messages name (`sweep --grid` uses the same grammar).
+SweepSpec parse_sweep(const std::string& arg, const std::string& option = "--sweep");
 
 // Top-level comma split used by parse_sweep. Throws UsageError on unbalanced brackets or
 // an unterminated string.
-std::vector<std::string> split_top_level(const std::string& list);
+std::vector<std::string> split_top_level(const std::string& list, const std::string& option = "--sweep");
 
 // One sweep point's median times; a negative time means "this device has no valid time
 // here" (not run, or diverged). The cost crossover passes costs per run instead of seconds:

@@ -12,6 +12,7 @@ enum ExitCode : int {
   kExitUsage = 2,         // bad usage, invalid config or input data
   kExitNoDevice = 3,      // requested device unavailable
   kExitDiverged = 4,      // NaN/Inf loss
+  kExitIncomplete = 5,    // sweep: some point has no result (missing, failed, interrupted)
   kExitInterrupted = 130  // SIGINT/SIGTERM: stopped at a chunk boundary, partial results kept
 };
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <ctime>
 #include <fstream>
 #ifdef __linux__
 #include <sched.h>
@@ -49,6 +50,15 @@ std::string cpu_model() {
     }
   }
   return "unknown CPU";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 int hardware_threads() {

@@ -25,6 +25,8 @@ std::string cpu_simd();
 // every measurement: other work on the machine inflates CPU timings (a spinning thread pool
 // that shares a core with another process loses most), and a reader should see that.
 double load_average();
+// Now, UTC, as "2026-11-24T19:16:20Z" (dates in exports and sweep records).
+std::string utc_now();
 // ", load average 1.23" for a report line, or "" where unknown.
 std::string load_average_note(double load);  // e.g. "avx512f avx2 fma"
 

@@ -1,0 +1,119 @@
+// cmd_sweep_collect.cpp — `sweep --collect DIR`: one table over every point of the plan,
+// whatever launcher ran it and wherever: results.csv, results.json and the printed table.
+// A point without a result is a row saying why (failed: the error line of its log; missing:
+// never started, or started and not finished), never dropped; the exit code says whether
+// every point finished (core/sweep_plan make_table).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "cmd_sweep.hpp"
+#include "errors.hpp"
+#include "fileio.hpp"
+#include "sweep_plan.hpp"
+
+namespace nntrain {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The last "nntrain: error: ..." (or internal error) line of a point's log, without the prefix.
+std::string log_error(const std::string& file) {
+  std::ifstream in(file);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    for (const char* prefix : {"nntrain: error: ", "nntrain: internal error: "})
+      if (line.rfind(prefix, 0) == 0) last = line.substr(std::char_traits<char>::length(prefix));
+  }
+  return last;
+}
+
+std::string cell_value(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+std::string cell_seconds(const std::optional<double>& s) {
+  if (!s) return "";
+  return *s < 1 ? fmt::format("{:.2f} ms", *s * 1e3) : fmt::format("{:.3f} s", *s);
+}
+
+void print_table(const SweepTable& t) {
+  std::vector<std::string> head = {"point"};
+  head.insert(head.end(), t.keys.begin(), t.keys.end());
+  for (const char* h : {"status", "device", "backend", "final loss", "train time", "to target", "timing", "note"})
+    head.emplace_back(h);
+  std::vector<std::vector<std::string>> cells;
+  for (const SweepRow& r : t.rows) {
+    std::vector<std::string> c = {std::to_string(r.point)};
+    for (const auto& v : r.values) c.push_back(cell_value(v));
+    c.push_back(r.status);
+    c.push_back(r.device);
+    c.push_back(r.backend);
+    c.push_back(r.final_loss ? fmt::format("{:.6g}", *r.final_loss) : "");
+    c.push_back(cell_seconds(r.train_seconds));
+    c.push_back(cell_seconds(r.target_seconds));
+    c.push_back(r.timing);
+    c.push_back(r.note);
+    cells.push_back(std::move(c));
+  }
+  std::vector<size_t> w(head.size());
+  for (size_t k = 0; k < head.size(); ++k) {
+    w[k] = head[k].size();
+    for (const auto& c : cells) w[k] = std::max(w[k], c[k].size());
+  }
+  auto line = [&](const std::vector<std::string>& c) {
+    std::string s;
+    for (size_t k = 0; k < c.size(); ++k) s += (k ? "  " : "") + (k + 1 < c.size() ? fmt::format("{:<{}}", c[k], w[k]) : c[k]);
+    fmt::print("{}\n", s);
+  };
+  line(head);
+  for (const auto& c : cells) line(c);
+}
+
+}  // namespace
+
+int collect_sweep(const std::string& dir, bool print) {
+  const SweepPlan plan = read_plan(dir);
+  std::vector<std::string> keys;
+  for (const auto& ax : plan.json.at("grid")) keys.push_back(ax.at("key").get<std::string>());
+  std::vector<SweepRow> rows;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const std::string pdir = plan.point_dir(i);
+    const json summary = read_json_or_null(pdir + "/summary.json");
+    const json info = read_json_or_null(pdir + "/sweep-run.json");
+    const bool has_summary = fs::exists(pdir + "/summary.json");
+    const json* s = summary.is_null() ? nullptr : &summary;
+    json unreadable = json::object();  // summary.json present but unreadable: say so
+    if (!s && has_summary) s = &unreadable;
+    for (SweepRow& r : point_rows(plan.point(i), s, info.is_null() ? nullptr : &info, log_error(pdir + "/train.log")))
+      rows.push_back(std::move(r));
+  }
+  const SweepTable t = make_table(keys, std::move(rows));
+  write_file_atomic(plan.dir + "/results.csv", results_csv(t));
+  write_file_atomic(plan.dir + "/results.json", results_json(t, plan.json).dump(2) + "\n");
+  if (print) print_table(t);
+
+  const json counts = status_counts(t);
+  std::string summary_line;
+  for (const char* status : {"ok", "diverged", "interrupted", "failed", "missing"})
+    if (const int n = counts.value(status, 0); n > 0)
+      summary_line += (summary_line.empty() ? "" : ", ") + fmt::format("{} {}", n, status);
+  fmt::print("\n{} points, {} rows: {}\n", plan.size(), t.rows.size(), summary_line);
+  if (t.best) {
+    const SweepRow& b = t.rows[*t.best];
+    fmt::print("best (lowest final loss): point {} ({}) on {}: {:.6g}\n", b.point,
+               plan.point(b.point).value("label", ""), b.device, *b.final_loss);
+  }
+  fmt::print("results: {}/results.csv, {}/results.json\n", plan.dir, plan.dir);
+  if (t.exit_code == kExitIncomplete)
+    fmt::print(stderr, "nntrain: error: sweep incomplete: some points have no result (missing, failed or interrupted); "
+                       "rerun the same sweep to run them\n");
+  else if (t.exit_code == kExitDiverged)
+    fmt::print(stderr, "nntrain: error: every point finished, {} diverged (marked \"diverged\")\n",
+               counts.value("diverged", 0));
+  return t.exit_code;
+}
+
+}  // namespace nntrain

@@ -1,0 +1,233 @@
+// cmd_sweep_local.cpp — the local launcher and `sweep --run-point DIR I`.
+//
+// Every point runs as its own process, `nntrain sweep --run-point DIR I` (this executable),
+// exactly what a Slurm array task runs: one code path for both launchers, and a point is an
+// ordinary train run (run_train_command, in that process) with its own stop flag, thread
+// pool and log (points/NNN/train.log). `--jobs N` keeps N such processes running and gives
+// each hardware_threads / N CPU threads, unless the config sets cpu.threads; the collected
+// table then marks those times as taken concurrently.
+//
+// Signals: each point runs in its own process group, so Ctrl-C at the terminal reaches the
+// launcher alone. The first SIGINT/SIGTERM makes it start no new point and send one SIGTERM
+// to each running point, which stops after its chunk in flight and writes its results marked
+// interrupted; the launcher waits for them, writes the table and exits 130. A second signal
+// SIGKILLs the points. A point treats every SIGTERM as "stop after this chunk" (a scheduler
+// that signals every process of a job, then the launcher, must not kill it by sending two);
+// whoever started it escalates with SIGKILL. A rerun of the same command skips the finished
+// points.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <thread>
+
+#include "backend_registry.hpp"
+#include "cmd_sweep.hpp"
+#include "commands.hpp"
+#include "errors.hpp"
+#include "fileio.hpp"
+#include "sysinfo.hpp"
+#include "trainer.hpp"
+
+namespace nntrain {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string();
+}
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+size_t parse_index(const std::string& text, size_t n) {
+  const bool digits = !text.empty() && text.size() < 10 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoul(text) >= n)
+    throw UsageError(fmt::format("--run-point: point \"{}\" is not in this sweep (it has {} points: 0 to {})", text, n,
+                                 n - 1));
+  return std::stoul(text);
+}
+
+// The CPU threads a point may use: the config's when it sets them; else under Slurm the
+// CPUs the task was given; else, beside N-1 other points, this machine's threads / N.
+int point_threads(const json& cfg, int jobs) {
+  const int configured = cfg.at("cpu").value("threads", 0);
+  if (configured > 0) return configured;
+  for (const char* var : {"SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE"}) {
+    const std::string v = env_or_empty(var);
+    if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos && std::stoi(v) > 0) return std::stoi(v);
+  }
+  return jobs > 1 ? std::max(1, hardware_threads() / jobs) : 0;
+}
+
+json run_info(size_t index, int jobs, int threads) {
+  json info = {{"point", index},  {"launcher", env_or_empty("SLURM_JOB_ID").empty() ? "local" : "slurm"},
+               {"jobs", jobs},    {"threads", threads},
+               {"host", host_name()}, {"pid", ::getpid()}, {"started_utc", utc_now()}};
+  if (!env_or_empty("SLURM_JOB_ID").empty())
+    info["slurm"] = {{"job_id", env_or_empty("SLURM_JOB_ID")},
+                     {"array_job_id", env_or_empty("SLURM_ARRAY_JOB_ID")},
+                     {"array_task_id", env_or_empty("SLURM_ARRAY_TASK_ID")},
+                     {"node", env_or_empty("SLURMD_NODENAME")}};
+  return info;
+}
+
+// `sweep --run-point`: every SIGTERM (and SIGINT, unless ignored) asks for a stop after the
+// chunk in flight; none kills (see the top of this file).
+void on_point_signal(int) { request_stop(); }
+
+// The local launcher: counts signals (the first stops, the second kills the points).
+volatile std::sig_atomic_t g_launcher_signals = 0;
+void on_launcher_signal(int) {
+  g_launcher_signals = g_launcher_signals + 1;
+  request_stop();
+}
+
+void install_handler(void (*handler)(int)) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    struct sigaction old {};
+    // A background job's SIGINT is ignored: keep it so (as train does).
+    if (sig == SIGINT && ::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+}  // namespace
+
+int run_point(const std::string& dir, const std::string& index_text, int jobs) {
+  install_handler(on_point_signal);
+  const SweepPlan plan = read_plan(dir);
+  const size_t i = parse_index(index_text, plan.size());
+  const std::string pdir = plan.point_dir(i);
+  const int threads = point_threads(plan.point(i).at("config"), jobs);
+  json info = run_info(i, jobs, threads);
+  // A result of an earlier, unfinished attempt must not pass for this one's.
+  std::error_code ec;
+  fs::remove(pdir + "/summary.json", ec);
+  write_file_atomic(pdir + "/sweep-run.json", info.dump(2) + "\n");
+
+  TrainArgs ta;
+  ta.config = pdir + "/config.json";
+  ta.out = pdir;
+  ta.quiet = true;
+  ta.init_model = plan.json.value("init_model", "");
+  ta.write_surface = plan.json.value("write_surface", 0);
+  if (threads > 0) ta.overrides.push_back("cpu.threads=" + std::to_string(threads));
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = guarded([&] { return run_train_command(ta, backend_registry()); });
+  info["exit_code"] = rc;
+  info["finished_utc"] = utc_now();
+  info["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  write_file_atomic(pdir + "/sweep-run.json", info.dump(2) + "\n");
+  return rc;
+}
+
+namespace {
+
+// fork + exec of `nntrain sweep --run-point DIR I --jobs J`, its output to the point's
+// train.log. Signal dispositions are inherited: a sweep started with SIGINT ignored (a
+// background job) starts its points the same way.
+pid_t spawn_point(const std::string& exe, const SweepPlan& plan, size_t i, int jobs) {
+  const std::string log = plan.point_dir(i) + "/train.log";
+  const std::vector<std::string> argv = {exe, "sweep", "--run-point", plan.dir, std::to_string(i),
+                                         "--jobs", std::to_string(jobs)};
+  std::vector<char*> args;
+  for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw IoError(std::string("cannot start a sweep point: fork failed: ") + std::strerror(errno));
+  if (pid > 0) return pid;
+  ::setpgid(0, 0);  // the terminal's Ctrl-C goes to the launcher, which passes it on once
+  const int in = ::open("/dev/null", O_RDONLY);
+  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (in < 0 || out < 0) ::_exit(126);
+  ::dup2(in, 0);
+  ::dup2(out, 1);
+  ::dup2(out, 2);
+  ::execv(args[0], args.data());
+  ::_exit(127);
+}
+
+std::string outcome(const SweepPlan& plan, size_t i, int rc) {
+  const json s = read_point_summary(plan, i);
+  std::string loss;
+  if (s.is_object() && s.contains("runs") && !s["runs"].empty() && s["runs"][0]["final_loss"].is_number())
+    loss = fmt::format(", final loss {:.6g}", s["runs"][0]["final_loss"].get<double>());
+  if (rc == kExitOk) return "ok" + loss;
+  if (rc == kExitDiverged) return "diverged";
+  if (rc == kExitInterrupted) return "interrupted";
+  return fmt::format("failed (exit {}; see {}/train.log)", rc, plan.point(i).at("dir").get<std::string>());
+}
+
+}  // namespace
+
+int run_local(const SweepPlan& plan, const SweepArgs& a) {
+  const std::vector<size_t> todo = unfinished_points(plan);
+  const int jobs = int(std::max<size_t>(1, std::min<size_t>(size_t(a.jobs), todo.size())));
+  fmt::print(stderr, "nntrain: sweep {}: {} points, {} finished earlier, {} to run{}\n", plan.dir, plan.size(),
+             plan.size() - todo.size(), todo.size(), jobs > 1 ? fmt::format(" ({} at once)", jobs) : "");
+  if (a.dry_run) {
+    for (const size_t i : todo) fmt::print("{} {}\n", plan.point(i).at("dir").get<std::string>(), plan.point(i).at("label").get<std::string>());
+    return kExitOk;
+  }
+  const std::string exe = self_executable();
+  install_handler(on_launcher_signal);
+  std::map<pid_t, size_t> running;
+  size_t next = 0, done = 0;
+  bool forwarded = false, killed = false;
+  while (running.size() > 0 || (next < todo.size() && !stop_requested())) {
+    while (running.size() < size_t(jobs) && next < todo.size() && !stop_requested()) {
+      const size_t i = todo[next++];
+      running[spawn_point(exe, plan, i, jobs)] = i;
+      if (!a.quiet) fmt::print(stderr, "nntrain: sweep point {} started: {}\n", i, plan.point(i).at("label").get<std::string>());
+    }
+    if (stop_requested() && !forwarded) {
+      fmt::print(stderr, "nntrain: sweep stopping: {} running point(s) stop after their chunk in flight "
+                         "(signal again to kill them now)\n", running.size());
+      for (const auto& [pid, i] : running) ::kill(pid, SIGTERM);
+      forwarded = true;
+    }
+    if (g_launcher_signals >= 2 && !killed) {
+      for (const auto& [pid, i] : running) ::kill(pid, SIGKILL);
+      killed = true;
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0 && running.count(pid)) {
+      const size_t i = running[pid];
+      running.erase(pid);
+      const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      ++done;
+      if (!a.quiet) fmt::print(stderr, "nntrain: sweep [{}/{}] point {}: {}\n", done, todo.size(), i, outcome(plan, i, rc));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  const int code = collect_sweep(plan.dir);
+  if (stop_requested()) {
+    fmt::print(stderr, "nntrain: sweep interrupted; rerun the same command to resume (finished points are kept)\n");
+    return kExitInterrupted;
+  }
+  return code;
+}
+
+}  // namespace nntrain

@@ -1,0 +1,278 @@
+// test_sweep.cpp — `nntrain sweep`: the grid's order and validation, the collected table's
+// statuses and exit codes (against hand-written summaries), and the command end to end: the
+// local launcher (6 points, one diverging), resume, Ctrl-C, a missing point, bad grids, and
+// the Slurm batch script (the real Slurm run is tests/slurm_sweep_test.sh).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_util.hpp"
+#include "errors.hpp"
+#include "proc_util.hpp"
+#include "sweep_plan.hpp"
+
+using namespace testutil;
+using namespace nntrain;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Small and quick: 100 samples, 300 epochs, no warm-up, Adam. At lr 1e5 every Adam step moves
+// each weight by up to 1e5: the 2->4->1 net ends with a finite loss (~8e6, its ReLUs dead),
+// the 4-layer 64-wide one overflows float (its output grows like the product of four layers'
+// weights): one point of six diverges, with many orders of magnitude to spare either way, on
+// any kernel set (checked on avx512 and generic).
+const char* kBase = "--config configs/peaks.json --quiet data.grid=10 train.epochs=300 timing.warmup_epochs=0";
+const char* kGrid = "--grid optimizer.lr=0.01,0.1,100000 --grid 'model.layers=[2,4,1],[2,64,64,64,1]'";
+
+json read_json(const std::string& f) { return json::parse(slurp(f)); }
+
+}  // namespace
+
+TEST_CASE("sweep grid: the Cartesian product, first axis slowest", "[sweep]") {
+  const auto axes = parse_grid({"optimizer.lr=0.1,0.2", "model.layers=[2,4,1],[2,8,1],[2,16,1]"});
+  const auto pts = grid_points(axes);
+  const std::vector<std::vector<size_t>> expected = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}};
+  CHECK(pts == expected);
+  CHECK(point_label(axes, pts[4]) == "optimizer.lr=0.2, model.layers=[2,8,1]");
+  CHECK(point_overrides(axes, pts[2]) == std::vector<std::string>{"optimizer.lr=0.1", "model.layers=[2,16,1]"});
+  CHECK(grid_points(parse_grid({"seed=7"})).size() == 1);
+  CHECK(grid_points(parse_grid({"seed=1,2", "data.grid=5,6,7", "optimizer.lr=1,2"})).size() == 12);
+  CHECK(point_dir(7, 6) == "points/007");
+  CHECK(point_dir(1234, 2000) == "points/1234");
+  CHECK(point_dir_digits(1000) == 3);
+  CHECK(point_dir_digits(1001) == 4);
+}
+
+TEST_CASE("sweep grid: duplicate, overlapping and empty axes are refused", "[sweep][errors]") {
+  CHECK_THROWS_WITH(parse_grid({"optimizer.lr=0.1", "optimizer.lr=0.2"}), Catch::Contains("given twice"));
+  CHECK_THROWS_WITH(parse_grid({"model={\"layers\":[2,4,1]}", "model.layers=[2,8,1]"}),
+                    Catch::Contains("same config value"));
+  CHECK_THROWS_WITH(parse_grid({"optimizer.lr="}), Catch::Contains("--grid optimizer.lr: value 1 of 1 is empty"));
+  CHECK_THROWS_AS(parse_grid({}), UsageError);
+  CHECK(config_keys_overlap("model", "model.layers"));
+  CHECK_FALSE(config_keys_overlap("model.layers", "model.layers_x"));
+}
+
+TEST_CASE("sweep table: statuses, best point and exit code from what the points left", "[sweep]") {
+  const json point = {{"index", 3}, {"values", {0.1, json::array({2, 4, 1})}}, {"devices", {"cpu"}}};
+  const json ok = {{"status", "ok"},
+                   {"runs", {{{"device", "cpu"}, {"backend", "cpu-fast"}, {"status", "ok"}, {"final_loss", 0.25},
+                              {"train_seconds", 1.5}, {"epochs", 300}, {"threads", 1},
+                              {"target", {{"loss", 0.3}, {"reached", true}, {"epoch", 120}, {"seconds", 0.5}}}}}}};
+  const json better = {{"status", "ok"}, {"runs", {{{"device", "cpu"}, {"status", "ok"}, {"final_loss", 0.125}}}}};
+  const json diverged = {
+      {"status", "diverged"}, {"runs", {{{"device", "cpu"}, {"status", "diverged"}, {"final_loss", nullptr}, {"diverged_epoch", 4}}}}};
+  const json concurrent = {{"launcher", "local"}, {"jobs", 2}, {"host", "h"}, {"exit_code", 0}};
+
+  auto rows = point_rows(point, &ok, &concurrent, "");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].point == 3);
+  CHECK(rows[0].status == "ok");
+  CHECK(*rows[0].final_loss == 0.25);
+  CHECK(*rows[0].target_seconds == 0.5);  // time-to-target when the run has one
+  CHECK(rows[0].timing == "concurrent:2");
+  CHECK_FALSE(point_rows(point, &better, nullptr, "")[0].target_seconds);  // no target: empty
+  json missed = ok;
+  missed["runs"][0]["target"] = {{"loss", 0.01}, {"reached", false}, {"epoch", nullptr}, {"seconds", nullptr}};
+  const auto mrow = point_rows(point, &missed, nullptr, "")[0];
+  CHECK_FALSE(mrow.target_seconds);
+  CHECK(mrow.note == "target 0.01 not reached");
+
+  const auto drows = point_rows(point, &diverged, nullptr, "");
+  CHECK(drows[0].status == "diverged");
+  CHECK(drows[0].note == "diverged at epoch 4");
+
+  const json started = {{"launcher", "slurm"}, {"host", "node7"}, {"started_utc", "T"}};
+  const auto missing = point_rows(point, nullptr, &started, "");
+  CHECK(missing[0].status == "missing");
+  CHECK(missing[0].timing == "slurm");
+  CHECK_THAT(missing[0].note, Catch::Contains("node7"));
+  CHECK(point_rows(point, nullptr, nullptr, "")[0].note == "not run");
+  const json ended = {{"exit_code", 3}};
+  const auto failed = point_rows(point, nullptr, &ended, "--device gpu: no CUDA device: none");
+  CHECK(failed[0].status == "failed");
+  CHECK(failed[0].note == "--device gpu: no CUDA device: none");
+
+  SweepTable all_ok = make_table({"optimizer.lr", "model.layers"}, {point_rows(point, &ok, nullptr, "")[0],
+                                                                     point_rows(point, &better, nullptr, "")[0]});
+  CHECK(all_ok.exit_code == 0);
+  REQUIRE(all_ok.best);
+  CHECK(*all_ok.best == 1);
+  SweepTable with_div = make_table({"a", "b"}, {rows[0], drows[0]});
+  CHECK(with_div.exit_code == 4);
+  CHECK(*with_div.best == 0);
+  SweepTable with_missing = make_table({"a", "b"}, {rows[0], drows[0], missing[0]});
+  CHECK(with_missing.exit_code == 5);
+  CHECK(status_counts(with_missing) == json({{"ok", 1}, {"diverged", 1}, {"interrupted", 0}, {"failed", 0}, {"missing", 1}}));
+
+  const std::string csv = results_csv(with_div);
+  CHECK_THAT(csv, Catch::StartsWith("point,a,b,status,device,backend,threads,epochs,final_loss,train_seconds,"
+                                    "time_to_target_seconds,timing,host,note\n"));
+  CHECK_THAT(csv, Catch::Contains("\n3,0.1,\"[2,4,1]\",ok,cpu,cpu-fast,1,300,0.25,1.5,0.5,concurrent:2,h,\n"));
+  CHECK_THAT(csv, Catch::Contains(",diverged,cpu,,0,0,,,,,,diverged at epoch 4\n"));
+}
+
+namespace {
+
+// A bad grid is exit 2 with a message naming it, before anything runs or is written.
+void check_bad_grid(const std::string& grid, const std::string& message) {
+  const std::string out = fresh_dir("sweep_bad");
+  const auto r = run_nntrain(std::string("sweep ") + kBase + " --out " + out + " " + grid);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains(message));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(out));
+}
+
+}  // namespace
+
+TEST_CASE("sweep bad grid: unknown key is exit 2 naming the point", "[sweep][errors]") {
+  check_bad_grid("--grid optimizer.lrr=0.1,0.2", "point 1 of 2 (optimizer.lrr=0.1) is invalid: config /optimizer/lrr: unknown key \"lrr\"");
+}
+
+TEST_CASE("sweep bad grid: a bad value is exit 2 naming the point", "[sweep][errors]") {
+  check_bad_grid("--grid optimizer.lr=0.1,-1,0.2", "point 2 of 3 (optimizer.lr=-1) is invalid: config /optimizer/lr");
+}
+
+TEST_CASE("sweep bad grid: an empty list is exit 2", "[sweep][errors]") {
+  check_bad_grid("--grid optimizer.lr=", "--grid optimizer.lr: value 1 of 1 is empty");
+}
+
+TEST_CASE("sweep bad grid: a duplicate key is exit 2", "[sweep][errors]") {
+  check_bad_grid("--grid optimizer.lr=0.1 --grid optimizer.lr=0.2", "--grid optimizer.lr is given twice");
+}
+
+TEST_CASE("sweep bad grid: a key a flag also sets is exit 2", "[sweep][errors]") {
+  check_bad_grid("--lr 0.1 --grid optimizer.lr=0.1,0.2", "also set by a flag");
+}
+
+TEST_CASE("sweep local: 6 points (lr x widths, one diverging), collected; resume; collect a missing point",
+          "[sweep][cli]") {
+  const std::string out = fresh_dir("sweep_local");
+  const std::string cmd = std::string("sweep ") + kBase + " " + kGrid + " --jobs 2 --out " + out;
+  const auto r = run_nntrain(cmd);
+  INFO(r.err);
+  CHECK(r.exit_code == 4);  // every point finished, one diverged (docs/EXIT_CODES.md)
+
+  const json plan = read_json(out + "/plan.json");
+  REQUIRE(plan["points"].size() == 6);
+  CHECK(plan["points"][1]["label"] == "optimizer.lr=0.01, model.layers=[2,64,64,64,1]");
+  // Each point is an ordinary train run with its resolved config.
+  const json cfg = read_json(out + "/points/005/config.resolved.json");
+  CHECK(cfg["optimizer"]["lr"] == 100000.0);
+  CHECK(cfg["model"]["layers"] == json::array({2, 64, 64, 64, 1}));
+  CHECK(cfg["train"]["epochs"] == 300);
+  CHECK(read_json(out + "/points/005/sweep-run.json")["jobs"] == 2);
+
+  const json res = read_json(out + "/results.json");
+  CHECK(res["counts"]["ok"] == 5);
+  CHECK(res["counts"]["diverged"] == 1);
+  CHECK(res["exit_code"] == 4);
+  CHECK(res["rows"][5]["status"] == "diverged");  // lr 1e5 on the deep net
+  CHECK(res["rows"][4]["status"] == "ok");        // lr 1e5 on the narrow one
+  CHECK(res["rows"][0]["timing"] == "concurrent:2");
+  CHECK(res["best"]["status"] == "ok");
+  for (const auto& row : res["rows"])
+    if (row["status"] == "ok") CHECK(row["final_loss"].get<double>() >= res["best"]["final_loss"].get<double>());
+  // The table's final losses are the points' own summaries'.
+  CHECK(res["rows"][2]["final_loss"] == read_json(out + "/points/002/summary.json")["runs"][0]["final_loss"]);
+  CHECK_THAT(r.out, Catch::Contains("6 points, 6 rows: 5 ok, 1 diverged") && Catch::Contains("best (lowest final loss)"));
+  const std::string csv = slurp(out + "/results.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 7);
+
+  // Resume: only the point without a result runs again; the others are left alone.
+  const std::string kept = slurp(out + "/points/000/sweep-run.json");
+  fs::remove(out + "/points/003/summary.json");
+  const auto again = run_nntrain(cmd);
+  CHECK(again.exit_code == 4);
+  CHECK_THAT(again.err, Catch::Contains("6 points, 5 finished earlier, 1 to run"));
+  CHECK(slurp(out + "/points/000/sweep-run.json") == kept);
+  CHECK(fs::exists(out + "/points/003/summary.json"));
+
+  // Another sweep into the same folder is refused.
+  const auto other = run_nntrain(std::string("sweep ") + kBase + " --grid optimizer.lr=0.02 --out " + out);
+  CHECK(other.exit_code == 2);
+  CHECK_THAT(other.err, Catch::Contains("holds a different sweep"));
+
+  // Collect with a point that never ran: listed as missing, exit 5.
+  fs::remove(out + "/points/003/summary.json");
+  fs::remove(out + "/points/003/sweep-run.json");
+  const auto col = run_nntrain("sweep --collect " + out);
+  CHECK(col.exit_code == 5);
+  const json res2 = read_json(out + "/results.json");
+  CHECK(res2["counts"]["missing"] == 1);
+  CHECK(res2["counts"]["diverged"] == 1);
+  CHECK(res2["counts"]["ok"] == 4);
+  CHECK(res2["rows"][3]["status"] == "missing");
+  CHECK(res2["rows"][3]["note"] == "not run");
+  CHECK(res2["complete"] == false);
+  CHECK_THAT(col.out, Catch::Contains("4 ok, 1 diverged, 1 missing"));
+  fs::remove_all(out);
+}
+
+TEST_CASE("sweep local: Ctrl-C stops the points cleanly and exits 130", "[sweep][cli][signals]") {
+  const std::string out = fresh_dir("sweep_int");
+  const std::string log = fresh_dir("sweep_int_log");
+  // Two long points (each would take minutes), one at a time.
+  const pid_t pid = spawn({NNTRAIN_BINARY, "sweep", "--config", "configs/peaks.json", "--quiet", "--out", out,
+                           "--grid", "seed=1,2", "train.epochs=2000000", "train.log_every=10", "--threads", "1"},
+                          NNTRAIN_SOURCE_DIR, log + ".out", log + ".err");
+  REQUIRE(pid > 0);
+  REQUIRE(wait_until([&] { return fs::exists(out + "/points/000/config.resolved.json"); }, 60));
+  ::kill(pid, SIGINT);  // to the launcher alone: it passes the stop on to its point
+  const int code = wait_exit(pid, 60);
+  INFO(slurp(log + ".err"));
+  CHECK(code == 130);
+  const json res = read_json(out + "/results.json");
+  CHECK(res["rows"][0]["status"] == "interrupted");
+  CHECK(res["rows"][1]["status"] == "missing");
+  CHECK(read_json(out + "/points/000/summary.json")["status"] == "interrupted");
+  CHECK_THAT(slurp(log + ".err"), Catch::Contains("rerun the same command to resume"));
+  fs::remove_all(out);
+  fs::remove(log + ".out");
+  fs::remove(log + ".err");
+}
+
+TEST_CASE("sweep slurm: the batch script, submission and a resubmission of the unfinished points",
+          "[sweep][slurm]") {
+  const std::string out = fresh_dir("sweep_slurm");
+  const std::string bin = fresh_dir("sweep_fake_sbatch");
+  const std::string args = std::string("sweep ") + kBase + " " + kGrid + " --launcher slurm --jobs 2 --out " + out +
+                           " --slurm-arg=--time=5 --slurm-arg=--gres=gpu:1";
+  const auto dry = run_nntrain(args + " --dry-run");
+  CHECK(dry.exit_code == 0);
+  const std::string script = slurp(out + "/sweep.sbatch");
+  CHECK_THAT(script, Catch::Contains("#SBATCH --array=0-5%2\n"));
+  CHECK_THAT(script, Catch::Contains("#SBATCH --time=5\n#SBATCH --gres=gpu:1\n"));
+  CHECK_THAT(script, Catch::Contains("#SBATCH --output=" + fs::absolute(out).string() + "/points/%3a/train.log\n"));
+  CHECK_THAT(script, Catch::Contains(" sweep --run-point '" + fs::absolute(out).string() + "' \"$SLURM_ARRAY_TASK_ID\""));
+  CHECK_FALSE(fs::exists(out + "/slurm-job.json"));
+
+  // A task is `sweep --run-point DIR I`: run point 1 by hand, as Slurm would.
+  const auto task = run_nntrain("sweep --run-point " + out + " 1", "SLURM_JOB_ID=77 SLURM_ARRAY_TASK_ID=1 SLURM_CPUS_ON_NODE=1");
+  CHECK(task.exit_code == 0);
+  const json info = read_json(out + "/points/001/sweep-run.json");
+  CHECK(info["launcher"] == "slurm");
+  CHECK(info["threads"] == 1);
+  CHECK(info["exit_code"] == 0);
+  CHECK(run_nntrain("sweep --run-point " + out + " 6").exit_code == 2);
+
+  // Submission through a stand-in sbatch: the job id is printed; only unfinished points go.
+  write_text(bin + "/sbatch", "#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/args\"\necho '4242;cluster'\n");
+  fs::permissions(bin + "/sbatch", fs::perms::owner_all);
+  const auto sub = run_nntrain(args, "PATH=" + bin + ":$PATH");
+  CHECK(sub.exit_code == 0);
+  CHECK(sub.out == "4242\n");
+  CHECK_THAT(slurp(out + "/sweep.sbatch"), Catch::Contains("#SBATCH --array=0,2-5%2\n"));
+  CHECK(read_json(out + "/slurm-job.json")["job_id"] == "4242");
+  CHECK_THAT(slurp(bin + "/args"), Catch::Contains("--parsable"));
+
+  const auto no_sbatch = run_nntrain(args, "PATH=/nonexistent");
+  CHECK(no_sbatch.exit_code == 3);
+  CHECK_THAT(no_sbatch.err, Catch::Contains("sbatch not found"));
+  CHECK(run_nntrain(args + " --slurm-arg=--array=1-3").exit_code == 2);
+  fs::remove_all(out);
+  fs::remove_all(bin);
+}
