@@ -1,0 +1,207 @@
+// test_gpu_fused_v2.cpp — the one-kernel-per-step fused path (kernels/cuda/fused_v2.cu)
+// against the CPU reference backend and the double-precision reference gradient: every
+// register bucket (8, 16, 32, 64), full batch and shuffled mini-batches, the two-level
+// ticket (more than kV2Group blocks), determinism, and one kernel launch per step.
+//
+// No cuBLAS anywhere (the fused path creates no handle), so these run under GPGPU-Sim.
+// Sizes are small on purpose (the simulator takes ~0.1–0.5 s per epoch of a few hundred
+// samples) and never multiples of the 128-sample tile, so every case has a partial block.
+// Tolerance 1e-4 relative over the first 20 epochs: see test_gpu_training.cpp (two correct
+// fp32 implementations agree to ~1e-7 there; different summation orders only).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "backend.hpp"
+#include "cpu_reference.hpp"
+#include "dataset.hpp"
+#include "fused_v2.hpp"
+#include "gpu_backend.hpp"
+#include "gpu_test_util.hpp"
+#include "reference_math.hpp"
+
+using namespace nntrain;
+using namespace nntrain::test;
+
+namespace {
+
+struct NetCase {
+  std::vector<int> widths;
+  Activation hidden;
+  int n;       // samples
+  int bucket;  // the register bucket the plan must pick
+};
+
+// One case per compile-time bucket; 40 wide takes the 64 bucket's two 32-lane chunks.
+const NetCase kBucketCases[] = {
+    {{3, 8, 5, 2}, Activation::tanh, 150, 8},
+    {{2, 16, 9, 1}, Activation::leaky_relu, 200, 16},
+    {{2, 20, 5, 1}, Activation::relu, 260, 32},
+    {{3, 40, 7, 2}, Activation::sigmoid, 140, 64},
+};
+
+BackendOptions options(const std::vector<int>& widths, Activation hidden, const char* path) {
+  BackendOptions o;
+  o.spec.widths = widths;
+  o.spec.hidden = hidden;
+  o.spec.output = Activation::identity;
+  o.optimizer = OptimizerConfig{};  // adam, lr 0.08
+  o.batch_size = 0;
+  o.seed = 1;
+  o.gpu_path = *parse_name(kGpuPathNames, path);
+  o.chunk_epochs = 20;
+  return o;
+}
+
+Dataset v2_data(int n, int n_in, int n_out, uint64_t seed) {
+  Dataset d;
+  d.n = n;
+  d.inputs = n_in;
+  d.outputs = n_out;
+  d.x = random_floats(size_t(n) * n_in, seed, -2, 2);
+  d.y = random_floats(size_t(n) * n_out, seed + 1);
+  return d;
+}
+
+std::vector<float> losses_of(Backend& b, const Params& init, int epochs) {
+  b.load(init);
+  std::vector<float> l(size_t(epochs), std::numeric_limits<float>::quiet_NaN());
+  b.train(epochs, l.data());
+  return l;
+}
+
+void check_curves_close(const std::vector<float>& got, const std::vector<float>& want, double rtol) {
+  REQUIRE(got.size() == want.size());
+  for (size_t e = 0; e < got.size(); ++e) {
+    INFO("epoch " << e + 1 << ": gpu " << got[e] << " cpu " << want[e]);
+    REQUIRE(std::isfinite(got[e]));
+    CHECK(std::fabs(got[e] - want[e]) <= rtol * std::fabs(want[e]));
+  }
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// GPU (v2) vs CPU reference over `epochs`, and a second GPU backend bit for bit.
+void check_against_reference_and_repeat(const BackendOptions& o, const Dataset& d, int epochs, double rtol) {
+  const Params init = init_params(o.spec, Init::glorot_uniform, 7);
+  auto cpu = make_cpu_reference_backend(d, o);
+  const auto want = losses_of(*cpu, init, epochs);
+  auto a = make_gpu_backend(d, o);
+  auto b = make_gpu_backend(d, o);
+  CHECK(a->name() == "gpu-fused");
+  const auto la = losses_of(*a, init, epochs);
+  check_curves_close(la, want, rtol);
+  const auto lb = losses_of(*b, init, epochs);
+  CHECK(same_bits(la, lb));
+  CHECK(same_bits(a->params().values, b->params().values));
+  // One kernel launch per optimiser step in the replayed graph.
+  CHECK_THAT(a->details(), Catch::Contains("; 1 kernel per step (graph of"));
+}
+
+}  // namespace
+
+TEST_CASE("fused v2 plan: buckets, limits and shared memory", "[gpu][fused]") {
+  using cuda::plan_fused_v2;
+  const std::vector<Activation> r3 = {Activation::relu, Activation::relu, Activation::identity};
+  for (const NetCase& c : kBucketCases) {
+    const auto p = plan_fused_v2(c.widths, std::vector<Activation>(c.widths.size() - 1, c.hidden), 64 * 1024);
+    INFO("widths " << c.widths[1]);
+    CHECK(p.fits);
+    CHECK(p.bucket == c.bucket);
+  }
+  const auto ref = plan_fused_v2({2, 20, 5, 1}, r3, 48 * 1024);
+  CHECK(ref.net.params == 2 * 20 + 20 + 20 * 5 + 5 + 5 + 1);
+  CHECK(ref.net.sparams == 20 * 4 + 20 + 5 * 20 + 8 + 1 * 8 + 4);  // rows padded to 4
+  CHECK(ref.smem_bytes == 4 * (220 + 4 * 171 + (2 + 20 + 5 + 1 + 20) * 128) + 8 * 4);
+  const auto wide = plan_fused_v2({2, 256, 1}, {Activation::relu, Activation::identity}, 227 * 1024);
+  CHECK_FALSE(wide.fits);
+  CHECK_THAT(wide.why, Catch::Contains("256"));
+  const auto tight = plan_fused_v2({2, 64, 64, 64, 1}, {Activation::relu, Activation::relu, Activation::relu,
+                                                       Activation::identity}, 48 * 1024);
+  CHECK_FALSE(tight.fits);
+  CHECK_THAT(tight.why, Catch::Contains("shared memory"));
+}
+
+TEST_CASE("fused v2: every register bucket follows the CPU reference for 20 epochs, bit-identical twice",
+          "[gpu][fused]") {
+  for (const NetCase& c : kBucketCases) {
+    INFO("bucket " << c.bucket << ", " << c.n << " samples");
+    const auto o = options(c.widths, c.hidden, "fused");
+    const Dataset d = v2_data(c.n, c.widths.front(), c.widths.back(), 40 + c.bucket);
+    auto g = make_gpu_backend(d, o);
+    CHECK_THAT(g->details(), Catch::Contains("register bucket " + std::to_string(c.bucket)));
+    check_against_reference_and_repeat(o, d, 20, 1e-4);
+  }
+}
+
+TEST_CASE("fused v2: shuffled mini-batches (short last batch) follow the CPU reference", "[gpu][fused]") {
+  for (const NetCase& c : {kBucketCases[0], kBucketCases[2]}) {
+    INFO("bucket " << c.bucket);
+    auto o = options(c.widths, c.hidden, "fused");
+    o.batch_size = 128 + 32;  // 300 samples: batches of 160 (2 blocks) and 140
+    o.shuffle = true;
+    const Dataset d = v2_data(300, c.widths.front(), c.widths.back(), 3);
+    check_against_reference_and_repeat(o, d, 6, 1e-4);  // 12 steps
+  }
+}
+
+TEST_CASE("fused v2: more than one group of blocks (two-level ticket)", "[gpu][fused]") {
+  // 17 blocks of 128: a group of 16 and a group of 1, then the final sum of the two groups.
+  const int n = cuda::kV2Group * cuda::kV2Tile + 50;
+  const auto o = options({2, 6, 1}, Activation::tanh, "fused");
+  const Dataset d = v2_data(n, 2, 1, 11);
+  check_against_reference_and_repeat(o, d, 3, 1e-4);
+}
+
+// One SGD step with lr = 1 moves each weight by its gradient (up to the rounding of w - g):
+// the gradient recovered from the GPU against the reference's, computed in double.
+TEST_CASE("fused v2: one SGD step recovers the gradient of the double reference", "[gpu][fused]") {
+  struct Case {
+    std::vector<int> widths;
+    int n;
+  };
+  for (const Case& c : {Case{{2, 20, 5, 1}, 1}, Case{{4, 6, 3}, 257}, Case{{3, 17, 2}, 129},
+                        Case{{2, 33, 16, 1}, 300}, Case{{5, 12, 12, 12, 12, 2}, 64}}) {
+    BackendOptions o = options(c.widths, Activation::tanh, "fused");
+    o.optimizer.type = "sgd";
+    o.optimizer.lr = 1.0;
+    const Dataset d = v2_data(c.n, c.widths.front(), c.widths.back(), 77 + c.n);
+    const Params init = init_params(o.spec, Init::glorot_uniform, 3);
+    auto g = make_gpu_backend(d, o);
+    g->load(init);
+    float loss = std::numeric_limits<float>::quiet_NaN();
+    g->train(1, &loss);
+    const Params after = g->params();
+    std::vector<double> pd(init.values.begin(), init.values.end()), gd(pd.size());
+    const double want_loss =
+        reference_loss_and_grad<double, double>(o.spec, pd.data(), d.x.data(), d.y.data(), nullptr, c.n, gd.data());
+    std::vector<float> got(pd.size());
+    for (size_t k = 0; k < got.size(); ++k) got[k] = init.values[k] - after.values[k];
+    double gmax = 0;
+    for (double v : gd) gmax = std::max(gmax, std::fabs(v));
+    INFO("n " << c.n << " layers " << c.widths.size() - 1 << " first hidden " << c.widths[1]);
+    check_close(got, gd, 0.0, 1e-4 * gmax + 1e-6, "recovered gradient");
+    check_close({loss}, {want_loss}, 1e-5, 0, "loss");
+  }
+}
+
+TEST_CASE("fused-v1 stays selectable and fused is v2", "[gpu][fused]") {
+  const Dataset d = v2_data(130, 2, 1, 5);
+  auto v1 = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused-v1"));
+  CHECK(v1->name() == "gpu-fused-v1");
+  auto v2 = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused"));
+  CHECK(v2->name() == "gpu-fused");
+  auto au = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "auto"));
+  CHECK(au->name() == "gpu-fused");
+  CHECK_THAT(au->details(), Catch::Contains("one kernel per step"));
+  // v1 vs v2 on the same start: the same losses to rounding over 10 epochs.
+  const Params init = init_params(v1->params().spec, Init::glorot_uniform, 2);
+  check_curves_close(losses_of(*v2, init, 10), losses_of(*v1, init, 10), 1e-4);
+  CHECK_THAT(v1->details(), Catch::Contains("; 2 kernels per step"));
+}
