@@ -38,10 +38,10 @@ struct NetCase {
 
 // One case per compile-time bucket; 40 wide takes the 64 bucket's two 32-lane chunks.
 const NetCase kBucketCases[] = {
-    {{3, 8, 5, 2}, Activation::tanh, 150, 8},
-    {{2, 16, 9, 1}, Activation::leaky_relu, 200, 16},
-    {{2, 20, 5, 1}, Activation::relu, 260, 32},
-    {{3, 40, 7, 2}, Activation::sigmoid, 140, 64},
+    {{3, 8, 5, 2}, Activation::tanh, 140, 8},
+    {{2, 16, 9, 1}, Activation::leaky_relu, 150, 16},
+    {{2, 20, 5, 1}, Activation::relu, 170, 32},
+    {{3, 40, 7, 2}, Activation::sigmoid, 135, 64},
 };
 
 BackendOptions options(const std::vector<int>& widths, Activation hidden, const char* path) {
@@ -53,7 +53,7 @@ BackendOptions options(const std::vector<int>& widths, Activation hidden, const 
   o.batch_size = 0;
   o.seed = 1;
   o.gpu_path = *parse_name(kGpuPathNames, path);
-  o.chunk_epochs = 20;
+  o.chunk_epochs = 20;  // one graph per train() call here
   return o;
 }
 
@@ -87,21 +87,26 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// GPU (v2) vs CPU reference over `epochs`, and a second GPU backend bit for bit.
-void check_against_reference_and_repeat(const BackendOptions& o, const Dataset& d, int epochs, double rtol) {
+// GPU (v2) vs CPU reference over `epochs`; then a second GPU backend, bit for bit, over the
+// first `repeat` epochs (all of them: its weights too). Repeats are short to keep the
+// simulator's time down: a loss of epoch k depends on every bit of the k−1 updates before it.
+// Returns the first backend's details().
+std::string check_against_reference_and_repeat(const BackendOptions& o, const Dataset& d, int epochs, int repeat,
+                                               double rtol) {
   const Params init = init_params(o.spec, Init::glorot_uniform, 7);
   auto cpu = make_cpu_reference_backend(d, o);
   const auto want = losses_of(*cpu, init, epochs);
   auto a = make_gpu_backend(d, o);
-  auto b = make_gpu_backend(d, o);
   CHECK(a->name() == "gpu-fused");
   const auto la = losses_of(*a, init, epochs);
   check_curves_close(la, want, rtol);
-  const auto lb = losses_of(*b, init, epochs);
-  CHECK(same_bits(la, lb));
-  CHECK(same_bits(a->params().values, b->params().values));
+  auto b = make_gpu_backend(d, o);
+  const auto lb = losses_of(*b, init, repeat);
+  CHECK(same_bits(std::vector<float>(la.begin(), la.begin() + repeat), lb));
+  if (repeat == epochs) CHECK(same_bits(a->params().values, b->params().values));
   // One kernel launch per optimiser step in the replayed graph.
   CHECK_THAT(a->details(), Catch::Contains("; 1 kernel per step (graph of"));
+  return a->details();
 }
 
 }  // namespace
@@ -134,9 +139,8 @@ TEST_CASE("fused v2: every register bucket follows the CPU reference for 20 epoc
     INFO("bucket " << c.bucket << ", " << c.n << " samples");
     const auto o = options(c.widths, c.hidden, "fused");
     const Dataset d = v2_data(c.n, c.widths.front(), c.widths.back(), 40 + c.bucket);
-    auto g = make_gpu_backend(d, o);
-    CHECK_THAT(g->details(), Catch::Contains("register bucket " + std::to_string(c.bucket)));
-    check_against_reference_and_repeat(o, d, 20, 1e-4);
+    const std::string details = check_against_reference_and_repeat(o, d, 20, 4, 1e-4);
+    CHECK_THAT(details, Catch::Contains("register bucket " + std::to_string(c.bucket)));
   }
 }
 
@@ -147,7 +151,8 @@ TEST_CASE("fused v2: shuffled mini-batches (short last batch) follow the CPU ref
     o.batch_size = 128 + 32;  // 300 samples: batches of 160 (2 blocks) and 140
     o.shuffle = true;
     const Dataset d = v2_data(300, c.widths.front(), c.widths.back(), 3);
-    check_against_reference_and_repeat(o, d, 6, 1e-4);  // 12 steps
+    const std::string details = check_against_reference_and_repeat(o, d, 4, 2, 1e-4);  // 8 steps
+    CHECK_THAT(details, Catch::Contains("(graph of 8 steps: 8 kernel nodes"));
   }
 }
 
@@ -156,7 +161,7 @@ TEST_CASE("fused v2: more than one group of blocks (two-level ticket)", "[gpu][f
   const int n = cuda::kV2Group * cuda::kV2Tile + 50;
   const auto o = options({2, 6, 1}, Activation::tanh, "fused");
   const Dataset d = v2_data(n, 2, 1, 11);
-  check_against_reference_and_repeat(o, d, 3, 1e-4);
+  check_against_reference_and_repeat(o, d, 3, 3, 1e-4);
 }
 
 // One SGD step with lr = 1 moves each weight by its gradient (up to the rounding of w - g):
@@ -167,7 +172,7 @@ TEST_CASE("fused v2: one SGD step recovers the gradient of the double reference"
     int n;
   };
   for (const Case& c : {Case{{2, 20, 5, 1}, 1}, Case{{4, 6, 3}, 257}, Case{{3, 17, 2}, 129},
-                        Case{{2, 33, 16, 1}, 300}, Case{{5, 12, 12, 12, 12, 2}, 64}}) {
+                        Case{{2, 33, 16, 1}, 140}, Case{{5, 12, 12, 12, 12, 2}, 64}}) {
     BackendOptions o = options(c.widths, Activation::tanh, "fused");
     o.optimizer.type = "sgd";
     o.optimizer.lr = 1.0;
@@ -200,8 +205,8 @@ TEST_CASE("fused-v1 stays selectable and fused is v2", "[gpu][fused]") {
   auto au = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "auto"));
   CHECK(au->name() == "gpu-fused");
   CHECK_THAT(au->details(), Catch::Contains("one kernel per step"));
-  // v1 vs v2 on the same start: the same losses to rounding over 10 epochs.
+  // v1 vs v2 on the same start: the same losses to rounding over 5 epochs.
   const Params init = init_params(v1->params().spec, Init::glorot_uniform, 2);
-  check_curves_close(losses_of(*v2, init, 10), losses_of(*v1, init, 10), 1e-4);
+  check_curves_close(losses_of(*v2, init, 5), losses_of(*v1, init, 5), 1e-4);
   CHECK_THAT(v1->details(), Catch::Contains("; 2 kernels per step"));
 }
