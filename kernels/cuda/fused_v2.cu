@@ -1,15 +1,15 @@
 // fused_v2.cu — one kernel per optimiser step for small MLPs (see fused_v2.hpp).
 //
-// Shared memory of a block:
+// Shared memory of a block (S = kV2Tile samples, rows kV2Stride = S + 1 floats apart):
 //   [ W_0 | b_0 | W_1 | b_1 | ... ]  weights, rows padded to a multiple of 4 floats with
 //                                    zeros, so the forward and backward read them as float4
 //                                    broadcasts (every lane the same address)
-//   [ per-warp gradient: warps × P ] each warp's shuffle-reduced sums
-//   [ activation columns: rows × S ] a_0 ... a_L of each thread's sample (thread t owns
-//                                    column t: conflict-free)
-//   [ delta columns: dmax × S ]      the delta being propagated, for run-time indexing
-//   [ warps doubles ]                the loss, per warp
-// The layer's input vector, the deltas and the products being reduced live in registers.
+//   [ activation rows: rows + 1 ]    a_0 ... a_L of every sample of the tile, then a row of
+//                                    ones (thread t owns column t: conflict-free)
+//   [ delta rows: drows ]            delta_1 ... delta_L of every sample
+// A thread's layer input vector and deltas live in registers during the forward/backward;
+// the weight gradient is then a transposed pass over the rows: one thread per parameter,
+// summing delta · a over the tile's samples in a fixed order.
 #include <algorithm>
 
 #include "cuda_check.hpp"
@@ -23,89 +23,96 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarps = kV2Tile / 32;
 constexpr int kSmallSharedLimit = 48 * 1024;
 
-// Sums v[0..N) over the 32 lanes of the warp by recursive halving: at the stage of offset h
-// each lane keeps one half of its vector and sends the other to lane ^ h, so the vector
-// halves each stage and after log2(N) stages lane l holds element (l mod N) summed over the
-// lanes that agree with it in the low bits; xor stages N..16 finish the sum. N−1 + 5−log2(N)
-// shuffles for N sums (a plain shuffle tree per element would take 5·N). Every lane adds
-// the same two values (a + b == b + a exactly), so the result is one fixed tree.
-// The vector is v[j] = scale · src[c0 + j] (the products are formed here, for the N elements
-// only, so a narrow layer in a wide bucket pays for its own width).
-// One halving stage of offset H, then the next (a template recursion, so every index into
-// v is a compile-time constant and v stays in registers).
-template <int H, int N>
-__device__ __forceinline__ void halve(float (&v)[N], int lane) {
-  if constexpr (H >= 1) {
-    // Bit masks rather than `upper ? v[j] : v[j + H]`, which nvcc may turn into an address
-    // select and so move v to local memory.
-    const unsigned up = (lane & H) ? 0xffffffffu : 0u;
-#pragma unroll
-    for (int j = 0; j < H; ++j) {
-      const unsigned lo = __float_as_uint(v[j]), hi = __float_as_uint(v[j + H]);
-      const float send = __uint_as_float((lo & up) | (hi & ~up));
-      const float keep = __uint_as_float((hi & up) | (lo & ~up));
-      v[j] = __fadd_rn(keep, __shfl_xor_sync(kFull, send, H));
-    }
-    halve<H / 2>(v, lane);
-  }
-}
-
-template <int N, int K>
-__device__ __forceinline__ float reduce_scatter(const float (&src)[K], int c0, float scale, int lane) {
-  static_assert(N >= 1 && N <= 32 && N <= K && (N & (N - 1)) == 0, "N: a power of two <= 32");
-  float v[N];
-#pragma unroll
-  for (int j = 0; j < N; ++j) v[j] = __fmul_rn(scale, src[c0 + j]);
-  halve<N / 2>(v, lane);
-  float r = v[0];
-#pragma unroll
-  for (int off = N; off < 32; off *= 2) r = __fadd_rn(r, __shfl_xor_sync(kFull, r, off));
-  return r;
-}
-
-// The same for a run-time length n <= 32: the smallest power-of-two stage count that holds it.
-template <int K>
-__device__ __forceinline__ float reduce_scatter_n(const float (&src)[K], int c0, float scale, int n, int lane) {
-  if (n <= 1) return reduce_scatter<1>(src, c0, scale, lane);
-  if (n <= 2) return reduce_scatter<2>(src, c0, scale, lane);
-  if (n <= 4) return reduce_scatter<4>(src, c0, scale, lane);
-  if constexpr (K >= 8) if (n <= 8) return reduce_scatter<8>(src, c0, scale, lane);
-  if constexpr (K >= 16) if (n <= 16) return reduce_scatter<16>(src, c0, scale, lane);
-  if constexpr (K >= 32) return reduce_scatter<32>(src, c0, scale, lane);
-  return 0.0f;  // unreachable: n <= K
-}
-
-// Sum over the warp of scale · src[0..n) (n <= K); lane j writes element j (and j + 32) to dst.
-template <int K>
-__device__ __forceinline__ void warp_sums_to(const float (&src)[K], float scale, int n, int lane, float* dst) {
-#pragma unroll
-  for (int c = 0; c < (K + 31) / 32; ++c) {
-    if (32 * c >= n) break;
-    const int nc = min(n - 32 * c, 32);
-    const float r = reduce_scatter_n<K>(src, 32 * c, scale, nc, lane);
-    if (lane < nc) dst[32 * c + lane] = r;
-  }
-}
-
 __device__ __forceinline__ double warp_sum_double(double x) {
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(kFull, x, off);
   return x;
 }
 
-// The tail of a step, in the one block that arrives last: sums `count` partials in order,
-// advances the Adam scalars and updates every parameter; folds the loss into the epoch.
+// p[0] + p[stride] + ... + p[(count − 1)·stride], added in index order. The loads of a run of
+// kV2Group are issued together (absent ones read as +0, which leaves a sum unchanged), so a
+// run costs one memory round trip, not count of them.
+// Where element k of the padded shared-memory weights comes from in the flat parameters, or
+// -1 for padding.
+__device__ __forceinline__ int padded_source(const FusedV2Net& net, int k) {
+  int l = 0;
+  while (l + 1 < net.layers && k >= net.swoff[l + 1]) ++l;
+  const int in = net.widths[l], out = net.widths[l + 1];
+  if (k < net.sboff[l]) {
+    const int in4 = (in + 3) & ~3, r = k - net.swoff[l], o = r / in4, i = r - o * in4;
+    return i < in ? net.woff[l] + o * in + i : -1;
+  }
+  const int j = k - net.sboff[l];
+  return j < out ? net.boff[l] + j : -1;
+}
+
+template <typename T>
+__device__ __forceinline__ T sum_partials(const T* p, size_t stride, int count) {
+  T s = T(0);
+  for (int j0 = 0; j0 < count; j0 += kV2Group) {
+    T t[kV2Group];
+#pragma unroll
+    for (int j = 0; j < kV2Group; ++j) t[j] = j0 + j < count ? __ldcg(p + size_t(j0 + j) * stride) : T(0);
+#pragma unroll
+    for (int j = 0; j < kV2Group; ++j) {
+      if (j0 + j >= count) break;
+      s = j0 + j == 0 ? t[0] : s + t[j];
+    }
+  }
+  return s;
+}
+
+// The tail of a step, in the one block that arrives last: sums `count` partials in order and
+// updates every parameter (kTailRound of them per thread at a time, so that their loads are
+// in flight together); the last thread folds the loss into the epoch. `a` is this step's
+// Adam scalars.
+// The block's scalars, at the start of its dynamic shared memory (a multiple of 16 bytes, so
+// the weights after it stay aligned for float4).
+struct alignas(16) V2Header {
+  double loss[kWarps];  // the loss, per warp
+  AdamStep adam;        // this step's Adam scalars
+  int last;             // this block arrived last (at its level)
+};
+
+constexpr int kTailRound = 4;
+constexpr int kLoadRound = 4;
 __device__ __forceinline__ void final_update(const float* part, const double* lpart, int count, int P, float* w, float* m,
                              float* v, float* grad, TrainState* state, const StepDesc& d, const AdamHyper& h,
-                             int sgd, double inv_terms, float* losses, AdamStep* s_adam) {
+                             int sgd, double inv_terms, float* losses, const AdamStep& a) {
   const int tid = threadIdx.x;
-  if (tid == 0) {
-    const AdamStep a = adam_next_step(state->adam, h);
+  for (int k0 = tid; k0 < P; k0 += kTailRound * kV2Tile) {
+    float wk[kTailRound], mk[kTailRound], vk[kTailRound], g[kTailRound];
+#pragma unroll
+    for (int r = 0; r < kTailRound; ++r) {
+      const int k = k0 + r * kV2Tile;
+      wk[r] = mk[r] = vk[r] = g[r] = 0.0f;
+      if (k < P) {
+        wk[r] = w[k];
+        if (!sgd) {
+          mk[r] = m[k];
+          vk[r] = v[k];
+        }
+        g[r] = sum_partials(part + k, size_t(P), count);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kTailRound; ++r) {
+      const int k = k0 + r * kV2Tile;
+      if (k >= P) break;
+      grad[k] = g[r];
+      if (sgd) {
+        sgd_update(wk[r], g[r], float(h.lr));
+      } else {
+        adam_update(wk[r], mk[r], vk[r], g[r], h, a);
+        m[k] = mk[r];
+        v[k] = vk[r];
+      }
+      w[k] = wk[r];
+    }
+  }
+  if (tid == kV2Tile - 1) {
     state->adam = a;
-    *s_adam = a;
-    double ls = 0;
-    for (int j = 0; j < count; ++j) ls += __ldcg(lpart + j);
-    double la = state->loss_acc + ls * inv_terms;
+    double la = state->loss_acc + sum_partials(lpart, 1, count) * inv_terms;
     if (d.batch_index == d.batches - 1) {
       const int slot = state->slot;
       losses[slot] = float(la / double(d.batches));
@@ -115,24 +122,6 @@ __device__ __forceinline__ void final_update(const float* part, const double* lp
     }
     state->loss_acc = la;
   }
-  __syncthreads();
-  const AdamStep a = *s_adam;
-  for (int k = tid; k < P; k += kV2Tile) {
-    float g = __ldcg(part + k);
-    for (int j = 1; j < count; ++j) g = __fadd_rn(g, __ldcg(part + size_t(j) * P + k));
-    grad[k] = g;
-    if (sgd) {
-      float wk = w[k];
-      sgd_update(wk, g, float(h.lr));
-      w[k] = wk;
-    } else {
-      float wk = w[k], mk = m[k], vk = v[k];
-      adam_update(wk, mk, vk, g, h, a);
-      w[k] = wk;
-      m[k] = mk;
-      v[k] = vk;
-    }
-  }
 }
 
 template <int K>
@@ -141,38 +130,55 @@ __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restri
                                                            TrainState* state, StepDesc d, AdamHyper h, int sgd,
                                                            FusedV2Net net, float two_over_count, double inv_terms,
                                                            FusedV2Scratch sc, float* losses) {
-  constexpr int S = kV2Tile;
+  constexpr int S = kV2Tile, SP = kV2Stride;
+  // No static __shared__ variables: GPGPU-Sim lays static shared memory over the start of
+  // the dynamic array; the block's scalars are a header of the dynamic array instead.
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ AdamStep s_adam;
-  __shared__ int s_last;
+  V2Header& hdr = *reinterpret_cast<V2Header*>(smem);
+  AdamStep& s_adam = hdr.adam;
+  int& s_last = hdr.last;
+  double* sloss = hdr.loss;
   const int P = net.params, L = net.layers;
-  float* sw = reinterpret_cast<float*>(smem);
-  float* sg = sw + net.sparams;
-  float* sa = sg + ((kWarps * P + 1) & ~1);
-  float* sd = sa + net.rows * S;
-  double* sloss = reinterpret_cast<double*>(sd + net.dmax * S);
+  float* sw = reinterpret_cast<float*>(smem + sizeof(V2Header));
+  float* sa = sw + net.sparams;
+  float* sd = sa + (net.rows + 1) * SP;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int n_in = net.widths[0], n_out = net.widths[L];
 
-  // Weights into shared memory, rows padded with zeros.
-  for (int l = 0; l < L; ++l) {
-    const int in = net.widths[l], out = net.widths[l + 1], in4 = (in + 3) & ~3, out4 = (out + 3) & ~3;
-    for (int k = tid; k < out * in4; k += S) {
-      const int o = k / in4, i = k - o * in4;
-      sw[net.swoff[l] + k] = i < in ? w[net.woff[l] + o * in + i] : 0.0f;
+  // Weights into shared memory, rows padded with zeros: kLoadRound loads per thread in
+  // flight at a time (a loop of one load each would wait for every one in turn).
+  for (int k0 = tid; k0 < net.sparams; k0 += kLoadRound * S) {
+    float t[kLoadRound];
+#pragma unroll
+    for (int r = 0; r < kLoadRound; ++r) {
+      const int k = k0 + r * S, src = k < net.sparams ? padded_source(net, k) : -1;
+      t[r] = src >= 0 ? w[src] : 0.0f;
     }
-    for (int k = tid; k < out4; k += S) sw[net.sboff[l] + k] = k < out ? w[net.boff[l] + k] : 0.0f;
+#pragma unroll
+    for (int r = 0; r < kLoadRound; ++r)
+      if (k0 + r * S < net.sparams) sw[k0 + r * S] = t[r];
   }
+  sa[net.rows * SP + tid] = 1.0f;  // the row of ones: a bias gradient is delta · 1
 
+  // The next Adam scalars (double math, slow) now, off the serial tail; only the last block
+  // uses them (state->adam changes only at the very end of the step).
+  if (tid == 0) s_adam = adam_next_step(state->adam, h);
   const int base = blockIdx.x * S;
   const bool live = base + tid < d.count;
   size_t row = 0;
   if (live) row = batch_row(d, state->epoch, uint32_t(d.batch_offset + base + tid));
-  float a[K];
+  const float y0 = live ? y[row * n_out] : 0.0f;  // the first target, loaded early
+  // Register arrays: zeroed once; every loop below stops at the layer's width (an unrolled
+  // loop with a uniform break), so a narrow layer in a wide bucket costs its own width. Past
+  // a width, only the float4 padding of a (up to a multiple of 4) must be zero.
+  float a[K], al[K], dl[K];
+#pragma unroll
+  for (int i = 0; i < K; ++i) a[i] = al[i] = dl[i] = 0.0f;
 #pragma unroll
   for (int i = 0; i < K; ++i) {
-    a[i] = (live && i < n_in) ? x[row * n_in + i] : 0.0f;
-    if (i < n_in) sa[i * S + tid] = a[i];
+    if (i >= n_in) break;
+    a[i] = live ? x[row * n_in + i] : 0.0f;
+    sa[i * SP + tid] = a[i];
   }
   __syncthreads();
 
@@ -184,7 +190,7 @@ __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restri
     const Activation act = Activation(net.act[l]);
     const float4* W4 = reinterpret_cast<const float4*>(sw + net.swoff[l]);
     const float* b = sw + net.sboff[l];
-    float* col = sa + net.aoff[l + 1] * S + tid;
+    float* col = sa + net.aoff[l + 1] * SP + tid;
     for (int o = 0; o < out; ++o) {
       float acc = b[o];
 #pragma unroll
@@ -196,51 +202,55 @@ __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restri
         acc = fmaf(wv.z, a[4 * c + 2], acc);
         acc = fmaf(wv.w, a[4 * c + 3], acc);
       }
-      col[o * S] = act_forward(act, acc);
+      col[o * SP] = act_forward(act, acc);
     }
+    const int out4 = (out + 3) & ~3;
 #pragma unroll
-    for (int i = 0; i < K; ++i) a[i] = i < out ? col[i * S] : 0.0f;
+    for (int i = 0; i < K; ++i) {
+      if (i >= out4) break;
+      a[i] = i < out ? col[i * SP] : 0.0f;
+    }
   }
 
   // Loss and output delta (padding samples: delta 0, loss 0).
   double loss = 0;
-  float dl[K];
-  {
+  if (live) {
     const Activation act = Activation(net.act[L - 1]);
 #pragma unroll
     for (int o = 0; o < K; ++o) {
-      dl[o] = 0.0f;
-      if (live && o < n_out) {
-        const float p = a[o], t = y[row * n_out + o];
-        loss += double(mse_term(p, t));
-        dl[o] = __fmul_rn(mse_grad(p, t, two_over_count), act_derivative_from_output(act, p));
-      }
+      if (o >= n_out) break;
+      const float p = a[o], t = o == 0 ? y0 : y[row * n_out + o];
+      loss += double(mse_term(p, t));
+      dl[o] = __fmul_rn(mse_grad(p, t, two_over_count), act_derivative_from_output(act, p));
     }
   }
 
-  // Backward: gradient of layer l from (delta_{l+1}, a_l), then delta_l = (W_lᵀ delta_{l+1}) · f'(a_l).
-  // delta_{l+1} is in registers (dl) and, for the run-time loops over outputs, in this
-  // thread's delta column.
-  float* gw = sg + warp * P;
-  float* dcol = sd + tid;
+  // Backward: delta_l = (W_lᵀ delta_{l+1}) · f'(a_l). delta_{l+1} is in registers (dl) and in
+  // this thread's column of the delta rows (all layers kept: the gradient pass reads them).
   for (int l = L - 1; l >= 0; --l) {
     const int in = net.widths[l], out = net.widths[l + 1], q = (in + 3) >> 2;
-    const float* col = sa + net.aoff[l] * S + tid;
+    float* dcol = sd + net.doff[l] * SP + tid;
 #pragma unroll
-    for (int o = 0; o < K; ++o)
-      if (o < out) dcol[o * S] = dl[o];
-    float al[K];
-#pragma unroll
-    for (int i = 0; i < K; ++i) al[i] = i < in ? col[i * S] : 0.0f;
-    for (int o = 0; o < out; ++o) warp_sums_to(al, dcol[o * S], in, lane, gw + net.woff[l] + o * in);
-    warp_sums_to(dl, 1.0f, out, lane, gw + net.boff[l]);  // 1 · d is d exactly
+    for (int o = 0; o < K; ++o) {
+      if (o >= out) break;
+      dcol[o * SP] = dl[o];
+    }
     if (l == 0) break;
+    const float* col = sa + net.aoff[l] * SP + tid;
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      if (i >= in) break;
+      al[i] = col[i * SP];
+    }
     const float4* W4 = reinterpret_cast<const float4*>(sw + net.swoff[l]);
     float nd[K];
 #pragma unroll
-    for (int i = 0; i < K; ++i) nd[i] = 0.0f;
+    for (int i = 0; i < K; ++i) {
+      if (i >= 4 * q) break;
+      nd[i] = 0.0f;
+    }
     for (int o = 0; o < out; ++o) {
-      const float dk = dcol[o * S];
+      const float dk = dcol[o * SP];
 #pragma unroll
       for (int c = 0; c < K / 4; ++c) {
         if (c >= q) break;
@@ -253,19 +263,45 @@ __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restri
     }
     const Activation act = Activation(net.act[l - 1]);
 #pragma unroll
-    for (int i = 0; i < K; ++i) dl[i] = i < in ? __fmul_rn(nd[i], act_derivative_from_output(act, al[i])) : 0.0f;
+    for (int i = 0; i < K; ++i) {
+      if (i >= in) break;
+      dl[i] = __fmul_rn(nd[i], act_derivative_from_output(act, al[i]));
+    }
   }
 
-  // The block's partial: warps in order, then the loss (warp tree, warps in order).
   loss = warp_sum_double(loss);
   if (lane == 0) sloss[warp] = loss;
   __syncthreads();
+
+  // The block's partial gradient, transposed: thread t takes parameters t, t + S, ... and
+  // sums delta · a over the tile's S samples in a fixed order (four interleaved accumulators,
+  // then (0+1)+(2+3)). Rows have an odd stride, so the lanes' different rows fall in
+  // different banks, and lanes on one row read one address (a broadcast).
   const int blocks = gridDim.x, b = blockIdx.x;
   for (int k = tid; k < P; k += S) {
-    float g = sg[k];
+    int l = 0;
+    while (l + 1 < L && k >= net.woff[l + 1]) ++l;
+    const int in = net.widths[l];
+    int arow, drow;
+    if (k < net.boff[l]) {
+      const int o = (k - net.woff[l]) / in;
+      arow = net.aoff[l] + (k - net.woff[l] - o * in);
+      drow = net.doff[l] + o;
+    } else {
+      arow = net.rows;
+      drow = net.doff[l] + (k - net.boff[l]);
+    }
+    const float* ap = sa + arow * SP;
+    const float* dp = sd + drow * SP;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
 #pragma unroll
-    for (int j = 1; j < kWarps; ++j) g = __fadd_rn(g, sg[j * P + k]);
-    sc.block_grad[size_t(b) * P + k] = g;
+    for (int j = 0; j < S; j += 4) {
+      s0 = fmaf(dp[j], ap[j], s0);
+      s1 = fmaf(dp[j + 1], ap[j + 1], s1);
+      s2 = fmaf(dp[j + 2], ap[j + 2], s2);
+      s3 = fmaf(dp[j + 3], ap[j + 3], s3);
+    }
+    sc.block_grad[size_t(b) * P + k] = __fadd_rn(__fadd_rn(s0, s1), __fadd_rn(s2, s3));
   }
   if (tid == 0) {
     double ls = sloss[0];
@@ -290,19 +326,11 @@ __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restri
   const float* part = sc.block_grad + size_t(g) * kV2Group * P;
   const double* lpart = sc.block_loss + size_t(g) * kV2Group;
   if (groups == 1) {
-    final_update(part, lpart, gsize, P, w, m, v, grad, state, d, h, sgd, inv_terms, losses, &s_adam);
+    final_update(part, lpart, gsize, P, w, m, v, grad, state, d, h, sgd, inv_terms, losses, s_adam);
     return;
   }
-  for (int k = tid; k < P; k += S) {
-    float s = __ldcg(part + k);
-    for (int j = 1; j < gsize; ++j) s = __fadd_rn(s, __ldcg(part + size_t(j) * P + k));
-    sc.group_grad[size_t(g) * P + k] = s;
-  }
-  if (tid == 0) {
-    double ls = __ldcg(lpart);
-    for (int j = 1; j < gsize; ++j) ls += __ldcg(lpart + j);
-    sc.group_loss[g] = ls;
-  }
+  for (int k = tid; k < P; k += S) sc.group_grad[size_t(g) * P + k] = sum_partials(part + k, size_t(P), gsize);
+  if (tid == 0) sc.group_loss[g] = sum_partials(lpart, 1, gsize);
   __threadfence();
   __syncthreads();
   if (tid == 0) {
@@ -313,8 +341,7 @@ __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restri
   __syncthreads();
   if (!s_last) return;
   __threadfence();
-  final_update(sc.group_grad, sc.group_loss, groups, P, w, m, v, grad, state, d, h, sgd, inv_terms, losses,
-               &s_adam);
+  final_update(sc.group_grad, sc.group_loss, groups, P, w, m, v, grad, state, d, h, sgd, inv_terms, losses, s_adam);
 }
 
 template <int K>
@@ -360,7 +387,6 @@ FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Acti
     n.act[l] = int(acts[l]);
     n.aoff[l] = rows;
     rows += in;
-    n.dmax = std::max(n.dmax, out);
     n.woff[l] = off;
     off += in * out;
     n.boff[l] = off;
@@ -372,13 +398,19 @@ FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Acti
   }
   n.aoff[L] = rows;
   rows += widths[L];
+  int drows = 0;
+  for (int l = 0; l < L; ++l) {
+    n.doff[l] = drows;
+    drows += widths[l + 1];
+  }
   n.params = off;
   n.sparams = soff;
   n.rows = rows;
+  n.drows = drows;
   const int wmax = *std::max_element(widths.begin(), widths.end());
   p.bucket = wmax <= 8 ? 8 : wmax <= 16 ? 16 : wmax <= 32 ? 32 : 64;
-  const size_t floats = size_t(n.sparams) + size_t((kWarps * n.params + 1) & ~1) + size_t(rows + n.dmax) * kV2Tile;
-  p.smem_bytes = 4 * floats + 8 * kWarps;
+  // weights, the activation rows and a row of ones, the delta rows
+  p.smem_bytes = sizeof(V2Header) + 4 * (size_t(n.sparams) + size_t(rows + 1 + drows) * kV2Stride);
   const std::string kib = std::to_string((p.smem_bytes + 1023) / 1024) + " KiB";
   if (p.smem_bytes > smem_optin) {
     p.why = "weights, per-warp gradients and a " + std::to_string(kV2Tile) + "-sample tile need " + kib +

@@ -26,7 +26,8 @@
 
 namespace nntrain::cuda {
 
-constexpr int kV2Tile = 128;   // samples (= threads) per block
+constexpr int kV2Tile = 64;    // samples (= threads) per block
+constexpr int kV2Stride = kV2Tile + 1;  // floats between rows of the activation/delta columns (odd)
 constexpr int kV2Group = 16;   // blocks summed by one group-last block before the final sum
 
 struct FusedV2Net {
@@ -38,10 +39,11 @@ struct FusedV2Net {
   int swoff[kFusedMaxLayers] = {};  // W_l in shared memory, rows padded to a multiple of 4
   int sboff[kFusedMaxLayers] = {};  // b_l in shared memory
   int aoff[kFusedMaxLayers + 1] = {};  // first row of a_l in the activation columns
+  int doff[kFusedMaxLayers] = {};   // first row of delta_{l+1} (layer l's output side) in the delta rows
   int params = 0;                   // flat parameter count
   int sparams = 0;                  // floats of padded weights in shared memory (multiple of 4)
   int rows = 0;                     // widths[0] + ... + widths[L]
-  int dmax = 0;                     // the widest of widths[1..L]: rows of the delta columns
+  int drows = 0;                    // widths[1] + ... + widths[L]: rows of the delta columns
 };
 
 struct FusedV2Plan {
