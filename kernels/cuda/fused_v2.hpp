@@ -27,7 +27,7 @@
 namespace nntrain::cuda {
 
 constexpr int kV2Tile = 64;    // samples (= threads) per block
-constexpr int kV2Stride = kV2Tile + 1;  // floats between rows of the activation/delta columns (odd)
+constexpr int kV2Stride = kV2Tile + 4;  // floats between rows of the activation/delta columns (16-byte aligned)
 constexpr int kV2Group = 16;   // blocks summed by one group-last block before the final sum
 
 struct FusedV2Net {
