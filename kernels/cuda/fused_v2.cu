@@ -124,7 +124,25 @@ __device__ __forceinline__ void final_update(const float* part, const double* lp
   }
 }
 
-template <int K>
+// The widths of the net, seen by the kernel: run-time values (any net within the limits), or
+// one exact shape known at compile time, for which the layer loops unroll and every
+// "stop at the layer's width" test folds away.
+struct RunShape {
+  static constexpr int kUnroll = 1;
+  const FusedV2Net& n;
+  __device__ explicit RunShape(const FusedV2Net& net) : n(net) {}
+  __device__ int layers() const { return n.layers; }
+  __device__ int width(int l) const { return n.widths[l]; }
+};
+template <int W0, int W1, int W2, int W3>
+struct Shape3 {
+  static constexpr int kUnroll = 3;
+  __device__ explicit Shape3(const FusedV2Net&) {}
+  __device__ static constexpr int layers() { return 3; }
+  __device__ static constexpr int width(int l) { return l == 0 ? W0 : l == 1 ? W1 : l == 2 ? W2 : W3; }
+};
+
+template <int K, class Shape>
 __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restrict__ x, const float* __restrict__ y,
                                                            float* w, float* m, float* v, float* grad,
                                                            TrainState* state, StepDesc d, AdamHyper h, int sgd,
@@ -138,12 +156,13 @@ __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restri
   AdamStep& s_adam = hdr.adam;
   int& s_last = hdr.last;
   double* sloss = hdr.loss;
-  const int P = net.params, L = net.layers;
+  const Shape sh(net);
+  const int P = net.params, L = sh.layers();
   float* sw = reinterpret_cast<float*>(smem + sizeof(V2Header));
   float* sa = sw + net.sparams;
   float* sd = sa + (net.rows + 1) * SP;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int n_in = net.widths[0], n_out = net.widths[L];
+  const int n_in = sh.width(0), n_out = sh.width(L);
 
   // Weights into shared memory, rows padded with zeros: kLoadRound loads per thread in
   // flight at a time (a loop of one load each would wait for every one in turn).
@@ -185,8 +204,9 @@ __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restri
   // Forward: a ← f(W a + b), layer by layer. The input vector is in registers; each output
   // (a run-time loop, so the code does not grow with K²) goes to this thread's column of
   // a_{l+1}, from which the next layer reloads its registers.
+#pragma unroll Shape::kUnroll
   for (int l = 0; l < L; ++l) {
-    const int in = net.widths[l], out = net.widths[l + 1], q = (in + 3) >> 2;
+    const int in = sh.width(l), out = sh.width(l + 1), q = (in + 3) >> 2;
     const Activation act = Activation(net.act[l]);
     const float4* W4 = reinterpret_cast<const float4*>(sw + net.swoff[l]);
     const float* b = sw + net.sboff[l];
@@ -227,8 +247,9 @@ __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restri
 
   // Backward: delta_l = (W_lᵀ delta_{l+1}) · f'(a_l). delta_{l+1} is in registers (dl) and in
   // this thread's column of the delta rows (all layers kept: the gradient pass reads them).
+#pragma unroll Shape::kUnroll
   for (int l = L - 1; l >= 0; --l) {
-    const int in = net.widths[l], out = net.widths[l + 1], q = (in + 3) >> 2;
+    const int in = sh.width(l), out = sh.width(l + 1), q = (in + 3) >> 2;
     float* dcol = sd + net.doff[l] * SP + tid;
 #pragma unroll
     for (int o = 0; o < K; ++o) {
@@ -348,25 +369,25 @@ __global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restri
   final_update(sc.group_grad, sc.group_loss, groups, P, w, m, v, grad, state, d, h, sgd, inv_terms, losses, s_adam);
 }
 
-template <int K>
+template <int K, class Shape>
 void launch_k(const FusedV2Plan& plan, const float* x, const float* y, float* w, float* m, float* v, float* grad,
               TrainState* state, StepDesc d, AdamHyper h, bool sgd, float* losses, const FusedV2Scratch& sc,
               cudaStream_t s) {
   const int n_out = plan.net.widths[plan.net.layers];
   const float two_over_count = 2.0f / (float(d.count) * float(n_out));  // as the CPU reference
   const double inv_terms = 1.0 / (double(d.count) * double(n_out));
-  fused_v2_kernel<K><<<fused_v2_blocks(d.count), kV2Tile, plan.smem_bytes, s>>>(
+  fused_v2_kernel<K, Shape><<<fused_v2_blocks(d.count), kV2Tile, plan.smem_bytes, s>>>(
       x, y, w, m, v, grad, state, d, h, sgd ? 1 : 0, plan.net, two_over_count, inv_terms, sc, losses);
   CUDA_CHECK_LAUNCH();
 }
 
-template <int K>
+template <int K, class Shape>
 void prepare_k(size_t smem) {
   cudaFuncAttributes attr;
-  CUDA_CHECK(cudaFuncGetAttributes(&attr, fused_v2_kernel<K>));
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, fused_v2_kernel<K, Shape>));
   // Only ever raise the per-kernel limit (a live backend's graphs may need the larger one).
   if (smem > size_t(kSmallSharedLimit) && smem > size_t(attr.maxDynamicSharedSizeBytes))
-    CUDA_CHECK(cudaFuncSetAttribute(fused_v2_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    CUDA_CHECK(cudaFuncSetAttribute(fused_v2_kernel<K, Shape>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
 }
 
 }  // namespace
@@ -413,6 +434,7 @@ FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Acti
   n.drows = drows;
   const int wmax = *std::max_element(widths.begin(), widths.end());
   p.bucket = wmax <= 8 ? 8 : wmax <= 16 ? 16 : wmax <= 32 ? 32 : 64;
+  p.exact = widths == kV2ExactShape;
   // weights, the activation rows and a row of ones, the delta rows
   p.smem_bytes = sizeof(V2Header) + 4 * (size_t(n.sparams) + size_t(rows + 1 + drows) * kV2Stride);
   const std::string kib = std::to_string((p.smem_bytes + 1023) / 1024) + " KiB";
@@ -422,17 +444,19 @@ FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Acti
     return p;
   }
   p.fits = true;
-  p.why = "one kernel per step, register bucket " + std::to_string(p.bucket) + ", " + std::to_string(L) +
+  p.why = std::string("one kernel per step, ") +
+          (p.exact ? "exact shape 2-20-5-1" : "register bucket " + std::to_string(p.bucket)) + ", " + std::to_string(L) +
           " layers; tile of " + std::to_string(kV2Tile) + " samples in " + kib + " of shared memory";
   return p;
 }
 
 void prepare_fused_v2(const FusedV2Plan& plan) {
+  if (plan.exact) return prepare_k<20, Shape3<2, 20, 5, 1>>(plan.smem_bytes);
   switch (plan.bucket) {
-    case 8: prepare_k<8>(plan.smem_bytes); break;
-    case 16: prepare_k<16>(plan.smem_bytes); break;
-    case 32: prepare_k<32>(plan.smem_bytes); break;
-    case 64: prepare_k<64>(plan.smem_bytes); break;
+    case 8: prepare_k<8, RunShape>(plan.smem_bytes); break;
+    case 16: prepare_k<16, RunShape>(plan.smem_bytes); break;
+    case 32: prepare_k<32, RunShape>(plan.smem_bytes); break;
+    case 64: prepare_k<64, RunShape>(plan.smem_bytes); break;
     default: throw CudaError("prepare_fused_v2: no bucket (the plan does not fit)");
   }
 }
@@ -441,11 +465,12 @@ void launch_fused_v2_step(const FusedV2Plan& plan, const float* x, const float* 
                           float* grad, TrainState* state, StepDesc d, AdamHyper h, bool sgd, float* losses,
                           const FusedV2Scratch& sc, cudaStream_t s) {
   if (d.count <= 0) throw CudaError("launch_fused_v2_step: empty batch");
+  if (plan.exact) return launch_k<20, Shape3<2, 20, 5, 1>>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s);
   switch (plan.bucket) {
-    case 8: launch_k<8>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
-    case 16: launch_k<16>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
-    case 32: launch_k<32>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
-    case 64: launch_k<64>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
+    case 8: launch_k<8, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
+    case 16: launch_k<16, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
+    case 32: launch_k<32, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
+    case 64: launch_k<64, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
     default: throw CudaError("launch_fused_v2_step: no bucket (the plan does not fit)");
   }
 }

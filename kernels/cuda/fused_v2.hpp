@@ -30,6 +30,10 @@ constexpr int kV2Tile = 64;    // samples (= threads) per block
 constexpr int kV2Stride = kV2Tile + 4;  // floats between rows of the activation/delta columns (16-byte aligned)
 constexpr int kV2Group = 16;   // blocks summed by one group-last block before the final sum
 
+// The one shape with its own compile-time instantiation (widths and layer count constants):
+// the reference net (configs/peaks.json, small_data.json). Any other net takes a register bucket.
+inline const std::vector<int> kV2ExactShape = {2, 20, 5, 1};
+
 struct FusedV2Net {
   int layers = 0;
   int widths[kFusedMaxLayers + 1] = {};
@@ -50,7 +54,8 @@ struct FusedV2Plan {
   bool fits = false;
   std::string why;
   FusedV2Net net;
-  int bucket = 0;  // K: register arrays of this many floats
+  int bucket = 0;      // K: register arrays of this many floats (run-time widths)
+  bool exact = false;  // the net is kV2ExactShape: the kernel compiled for exactly these widths
   size_t smem_bytes = 0;
 };
 

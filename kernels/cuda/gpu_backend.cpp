@@ -297,6 +297,7 @@ class GpuBackend final : public Backend {
     cudaStream_t s = stream_->get();
     Graph g;
     Graph::begin_capture(s);
+    const long launches_before = fused_launches_;
     try {
       enqueue_epochs(epochs);
     } catch (...) {
@@ -305,7 +306,7 @@ class GpuBackend final : public Backend {
     }
     g.end_capture(s);
     CUDA_CHECK(cudaGraphUpload(g.exec(), s));
-    note_graph_kernels(g, epochs);
+    note_graph_kernels(g, epochs, fused_launches_ - launches_before);
     return graphs_.emplace(epochs, std::move(g)).first->second;
   }
 
@@ -331,14 +332,15 @@ class GpuBackend final : public Backend {
   }
 
   // Kernel launches per optimiser step in a captured graph of `epochs` epochs: counted by
-  // the driver where it can (a real GPU), else the launches the fused paths issued while
-  // capturing (GPGPU-Sim has no graph introspection). For details(), and the [gpu] tests.
-  void note_graph_kernels(const Graph& g, int epochs) {
+  // the driver where it can (a real GPU), else `launched`, the kernel launches the fused
+  // paths made while capturing (counted at each launch call; GPGPU-Sim has no graph
+  // introspection). For details(), and the [gpu] tests.
+  void note_graph_kernels(const Graph& g, int epochs, long launched) {
     const long steps = long(epochs) * steps_per_epoch();
     long kernels = count_kernel_nodes(g.graph());
     std::string how = "cuGraphGetNodes";
     if (kernels < 0 && fused_) {
-      kernels = steps * (v2_ ? 1 : 2);
+      kernels = launched;
       how = "launches during capture";
     }
     if (kernels < 0) return;
@@ -350,14 +352,17 @@ class GpuBackend final : public Backend {
   void enqueue_fused_v2_step(const StepDesc& d) {
     const FusedV2Scratch sc{grad_partial_.get(), loss_partial_.get(), group_grad_.get(), group_loss_.get(),
                             tickets_.get()};
+    ++fused_launches_;
     launch_fused_v2_step(v2_plan_, x_.get(), y_.get(), w_.get(), m_.get(), v_.get(), g_.get(), state_.get(), d,
                          hyper_, sgd_, loss_dev_.get(), sc, stream_->get());
   }
 
   void enqueue_fused_step(const StepDesc& d) {
     cudaStream_t s = stream_->get();
+    ++fused_launches_;
     launch_fused_forward_backward(fused_plan_, w_.get(), x_.get(), y_.get(), state_.get(), d, hyper_,
                                   grad_partial_.get(), loss_partial_.get(), s);
+    ++fused_launches_;
     launch_fused_reduce_update(fused_plan_, d.count, grad_partial_.get(), loss_partial_.get(), g_.get(), w_.get(),
                                m_.get(), v_.get(), state_.get(), d, hyper_, sgd_, loss_dev_.get(), s);
   }
@@ -417,6 +422,7 @@ class GpuBackend final : public Backend {
   bool fused_ = false;  // a fused path (v1 or v2)
   bool v2_ = false;     // the one-kernel-per-step v2
   std::string path_why_, graph_kernels_;
+  long fused_launches_ = 0;  // kernel launch calls of the fused paths, ever
   FusedPlan fused_plan_;
   FusedV2Plan v2_plan_;
 

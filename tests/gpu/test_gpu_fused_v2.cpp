@@ -1,11 +1,12 @@
 // test_gpu_fused_v2.cpp — the one-kernel-per-step fused path (kernels/cuda/fused_v2.cu)
 // against the CPU reference backend and the double-precision reference gradient: every
-// register bucket (8, 16, 32, 64), full batch and shuffled mini-batches, the two-level
-// ticket (more than kV2Group blocks), determinism, and one kernel launch per step.
+// register bucket (8, 16, 32, 64: run-time widths) and the exact 2-20-5-1 instantiation,
+// full batch and shuffled mini-batches, the two-level ticket (more than kV2Group blocks),
+// determinism, and one kernel launch per step.
 //
 // No cuBLAS anywhere (the fused path creates no handle), so these run under GPGPU-Sim.
 // Sizes are small on purpose (the simulator takes ~0.1–0.5 s per epoch of a few hundred
-// samples) and never multiples of the 128-sample tile, so every case has a partial block.
+// samples) and never multiples of the 64-sample tile, so every case has a partial block.
 // Tolerance 1e-4 relative over the first 20 epochs: see test_gpu_training.cpp (two correct
 // fp32 implementations agree to ~1e-7 there; different summation orders only).
 #include <catch2/catch.hpp>
@@ -34,14 +35,17 @@ struct NetCase {
   Activation hidden;
   int n;       // samples
   int bucket;  // the register bucket the plan must pick
+  bool exact;  // the exact-shape instantiation (2-20-5-1), not the bucket's run-time widths
 };
 
-// One case per compile-time bucket; 40 wide takes the 64 bucket's two 32-lane chunks.
+// One case per compile-time instantiation: the four register buckets (run-time widths: the
+// generic path, 64 being the fallback for any width up to the limit) and the exact shape.
 const NetCase kBucketCases[] = {
-    {{3, 8, 5, 2}, Activation::tanh, 140, 8},
-    {{2, 16, 9, 1}, Activation::leaky_relu, 150, 16},
-    {{2, 20, 5, 1}, Activation::relu, 170, 32},
-    {{3, 40, 7, 2}, Activation::sigmoid, 135, 64},
+    {{3, 8, 5, 2}, Activation::tanh, 140, 8, false},
+    {{2, 16, 9, 1}, Activation::leaky_relu, 150, 16, false},
+    {{2, 24, 5, 1}, Activation::relu, 170, 32, false},
+    {{3, 40, 7, 2}, Activation::sigmoid, 135, 64, false},
+    {{2, 20, 5, 1}, Activation::relu, 170, 32, true},
 };
 
 BackendOptions options(const std::vector<int>& widths, Activation hidden, const char* path) {
@@ -119,11 +123,16 @@ TEST_CASE("fused v2 plan: buckets, limits and shared memory", "[gpu][fused]") {
     INFO("widths " << c.widths[1]);
     CHECK(p.fits);
     CHECK(p.bucket == c.bucket);
+    CHECK(p.exact == c.exact);
   }
   const auto ref = plan_fused_v2({2, 20, 5, 1}, r3, 48 * 1024);
   CHECK(ref.net.params == 2 * 20 + 20 + 20 * 5 + 5 + 5 + 1);
   CHECK(ref.net.sparams == 20 * 4 + 20 + 5 * 20 + 8 + 1 * 8 + 4);  // rows padded to 4
-  CHECK(ref.smem_bytes == 4 * (220 + 4 * 171 + (2 + 20 + 5 + 1 + 20) * 128) + 8 * 4);
+  // activation rows a_0..a_3 and a row of ones, delta rows of the 3 layers, each 64 + 4
+  // floats; plus a header of the block's scalars (at most 64 bytes)
+  const size_t body = 4 * (220 + size_t(2 + 20 + 5 + 1 + 1 + 20 + 5 + 1) * (64 + 4));
+  CHECK(ref.smem_bytes > body);
+  CHECK(ref.smem_bytes <= body + 64);
   const auto wide = plan_fused_v2({2, 256, 1}, {Activation::relu, Activation::identity}, 227 * 1024);
   CHECK_FALSE(wide.fits);
   CHECK_THAT(wide.why, Catch::Contains("256"));
@@ -140,15 +149,16 @@ TEST_CASE("fused v2: every register bucket follows the CPU reference for 20 epoc
     const auto o = options(c.widths, c.hidden, "fused");
     const Dataset d = v2_data(c.n, c.widths.front(), c.widths.back(), 40 + c.bucket);
     const std::string details = check_against_reference_and_repeat(o, d, 20, 4, 1e-4);
-    CHECK_THAT(details, Catch::Contains("register bucket " + std::to_string(c.bucket)));
+    CHECK_THAT(details, Catch::Contains(c.exact ? std::string("exact shape 2-20-5-1")
+                                                : "register bucket " + std::to_string(c.bucket)));
   }
 }
 
 TEST_CASE("fused v2: shuffled mini-batches (short last batch) follow the CPU reference", "[gpu][fused]") {
-  for (const NetCase& c : {kBucketCases[0], kBucketCases[2]}) {
+  for (const NetCase& c : {kBucketCases[0], kBucketCases[4]}) {  // a bucket and the exact shape
     INFO("bucket " << c.bucket);
     auto o = options(c.widths, c.hidden, "fused");
-    o.batch_size = 128 + 32;  // 300 samples: batches of 160 (2 blocks) and 140
+    o.batch_size = 160;  // 300 samples: batches of 160 (3 blocks, the last one partial) and 140
     o.shuffle = true;
     const Dataset d = v2_data(300, c.widths.front(), c.widths.back(), 3);
     const std::string details = check_against_reference_and_repeat(o, d, 4, 2, 1e-4);  // 8 steps
@@ -157,7 +167,7 @@ TEST_CASE("fused v2: shuffled mini-batches (short last batch) follow the CPU ref
 }
 
 TEST_CASE("fused v2: more than one group of blocks (two-level ticket)", "[gpu][fused]") {
-  // 17 blocks of 128: a group of 16 and a group of 1, then the final sum of the two groups.
+  // 17 blocks of 64: a group of 16 and a group of 1, then the final sum of the two groups.
   const int n = cuda::kV2Group * cuda::kV2Tile + 50;
   const auto o = options({2, 6, 1}, Activation::tanh, "fused");
   const Dataset d = v2_data(n, 2, 1, 11);
