@@ -439,7 +439,7 @@ FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Acti
   p.smem_bytes = sizeof(V2Header) + 4 * (size_t(n.sparams) + size_t(rows + 1 + drows) * kV2Stride);
   const std::string kib = std::to_string((p.smem_bytes + 1023) / 1024) + " KiB";
   if (p.smem_bytes > smem_optin) {
-    p.why = "weights, per-warp gradients and a " + std::to_string(kV2Tile) + "-sample tile need " + kib +
+    p.why = "weights and the activation and delta rows of a " + std::to_string(kV2Tile) + "-sample tile need " + kib +
             " of shared memory; the device allows " + std::to_string(smem_optin / 1024) + " KiB per block";
     return p;
   }

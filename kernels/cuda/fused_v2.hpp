@@ -3,15 +3,17 @@
 //
 // Each block of kV2Tile threads takes kV2Tile samples (one per thread): forward, loss and
 // backward with the layer's activations in registers and the weights broadcast from shared
-// memory; the weight gradient is reduced across each warp by a shuffle reduce-scatter (a
-// fixed butterfly), then across the block's warps in warp order, and written as the block's
-// partial. The last block to arrive (an atomic ticket after a fence) sums the partials in
-// block order and applies Adam/SGD. With more than kV2Group blocks there is one more level:
-// the last block of each group of kV2Group blocks sums its group first. Every sum has a
-// fixed order, so two runs are bit-identical whichever block arrives last.
+// memory; every layer's activations and deltas also go to the thread's column of shared
+// rows, and the weight gradient is then a transposed pass (one thread per parameter, the
+// tile's samples in a fixed order), written as the block's partial. The last block to
+// arrive (an atomic ticket after a fence) sums the partials in block order and applies
+// Adam/SGD. With more than kV2Group blocks there is one more level: the last block of each
+// group of kV2Group blocks sums its group first. Every sum has a fixed order, so two runs
+// are bit-identical whichever block arrives last.
 //
 // Register arrays are sized by a compile-time bucket K (8, 16, 32 or 64: the smallest that
-// holds the widest layer); the layer loop and the widths themselves are run-time values.
+// holds the widest layer), with the layer loop and the widths as run-time values; one exact
+// shape (kV2ExactShape) has its own instantiation with the widths as constants.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -11,19 +11,11 @@
 // fp32 implementations agree to ~1e-7 there; different summation orders only).
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <string>
+#include <vector>
 
-#include "backend.hpp"
-#include "cpu_reference.hpp"
-#include "dataset.hpp"
 #include "fused_v2.hpp"
-#include "gpu_backend.hpp"
-#include "gpu_test_util.hpp"
-#include "reference_math.hpp"
+#include "gpu_training_util.hpp"
 
 using namespace nntrain;
 using namespace nntrain::test;
@@ -61,36 +53,6 @@ BackendOptions options(const std::vector<int>& widths, Activation hidden, const 
   return o;
 }
 
-Dataset v2_data(int n, int n_in, int n_out, uint64_t seed) {
-  Dataset d;
-  d.n = n;
-  d.inputs = n_in;
-  d.outputs = n_out;
-  d.x = random_floats(size_t(n) * n_in, seed, -2, 2);
-  d.y = random_floats(size_t(n) * n_out, seed + 1);
-  return d;
-}
-
-std::vector<float> losses_of(Backend& b, const Params& init, int epochs) {
-  b.load(init);
-  std::vector<float> l(size_t(epochs), std::numeric_limits<float>::quiet_NaN());
-  b.train(epochs, l.data());
-  return l;
-}
-
-void check_curves_close(const std::vector<float>& got, const std::vector<float>& want, double rtol) {
-  REQUIRE(got.size() == want.size());
-  for (size_t e = 0; e < got.size(); ++e) {
-    INFO("epoch " << e + 1 << ": gpu " << got[e] << " cpu " << want[e]);
-    REQUIRE(std::isfinite(got[e]));
-    CHECK(std::fabs(got[e] - want[e]) <= rtol * std::fabs(want[e]));
-  }
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 // GPU (v2) vs CPU reference over `epochs`; then a second GPU backend, bit for bit, over the
 // first `repeat` epochs (all of them: its weights too). Repeats are short to keep the
 // simulator's time down: a loss of epoch k depends on every bit of the k−1 updates before it.
@@ -99,13 +61,13 @@ std::string check_against_reference_and_repeat(const BackendOptions& o, const Da
                                                double rtol) {
   const Params init = init_params(o.spec, Init::glorot_uniform, 7);
   auto cpu = make_cpu_reference_backend(d, o);
-  const auto want = losses_of(*cpu, init, epochs);
+  const auto want = train_losses(*cpu, init, epochs);
   auto a = make_gpu_backend(d, o);
   CHECK(a->name() == "gpu-fused");
-  const auto la = losses_of(*a, init, epochs);
+  const auto la = train_losses(*a, init, epochs);
   check_curves_close(la, want, rtol);
   auto b = make_gpu_backend(d, o);
-  const auto lb = losses_of(*b, init, repeat);
+  const auto lb = train_losses(*b, init, repeat);
   CHECK(same_bits(std::vector<float>(la.begin(), la.begin() + repeat), lb));
   if (repeat == epochs) CHECK(same_bits(a->params().values, b->params().values));
   // One kernel launch per optimiser step in the replayed graph.
@@ -147,7 +109,7 @@ TEST_CASE("fused v2: every register bucket follows the CPU reference for 20 epoc
   for (const NetCase& c : kBucketCases) {
     INFO("bucket " << c.bucket << ", " << c.n << " samples");
     const auto o = options(c.widths, c.hidden, "fused");
-    const Dataset d = v2_data(c.n, c.widths.front(), c.widths.back(), 40 + c.bucket);
+    const Dataset d = gpu_random_data(c.n, c.widths.front(), c.widths.back(), 40 + c.bucket);
     const std::string details = check_against_reference_and_repeat(o, d, 20, 4, 1e-4);
     CHECK_THAT(details, Catch::Contains(c.exact ? std::string("exact shape 2-20-5-1")
                                                 : "register bucket " + std::to_string(c.bucket)));
@@ -160,7 +122,7 @@ TEST_CASE("fused v2: shuffled mini-batches (short last batch) follow the CPU ref
     auto o = options(c.widths, c.hidden, "fused");
     o.batch_size = 160;  // 300 samples: batches of 160 (3 blocks, the last one partial) and 140
     o.shuffle = true;
-    const Dataset d = v2_data(300, c.widths.front(), c.widths.back(), 3);
+    const Dataset d = gpu_random_data(300, c.widths.front(), c.widths.back(), 3);
     const std::string details = check_against_reference_and_repeat(o, d, 4, 2, 1e-4);  // 8 steps
     CHECK_THAT(details, Catch::Contains("(graph of 8 steps: 8 kernel nodes"));
   }
@@ -170,44 +132,23 @@ TEST_CASE("fused v2: more than one group of blocks (two-level ticket)", "[gpu][f
   // 17 blocks of 64: a group of 16 and a group of 1, then the final sum of the two groups.
   const int n = cuda::kV2Group * cuda::kV2Tile + 50;
   const auto o = options({2, 6, 1}, Activation::tanh, "fused");
-  const Dataset d = v2_data(n, 2, 1, 11);
+  const Dataset d = gpu_random_data(n, 2, 1, 11);
   check_against_reference_and_repeat(o, d, 3, 3, 1e-4);
 }
 
 // One SGD step with lr = 1 moves each weight by its gradient (up to the rounding of w - g):
 // the gradient recovered from the GPU against the reference's, computed in double.
 TEST_CASE("fused v2: one SGD step recovers the gradient of the double reference", "[gpu][fused]") {
-  struct Case {
-    std::vector<int> widths;
-    int n;
-  };
-  for (const Case& c : {Case{{2, 20, 5, 1}, 1}, Case{{4, 6, 3}, 257}, Case{{3, 17, 2}, 129},
-                        Case{{2, 33, 16, 1}, 140}, Case{{5, 12, 12, 12, 12, 2}, 64}}) {
-    BackendOptions o = options(c.widths, Activation::tanh, "fused");
-    o.optimizer.type = "sgd";
-    o.optimizer.lr = 1.0;
-    const Dataset d = v2_data(c.n, c.widths.front(), c.widths.back(), 77 + c.n);
-    const Params init = init_params(o.spec, Init::glorot_uniform, 3);
-    auto g = make_gpu_backend(d, o);
-    g->load(init);
-    float loss = std::numeric_limits<float>::quiet_NaN();
-    g->train(1, &loss);
-    const Params after = g->params();
-    std::vector<double> pd(init.values.begin(), init.values.end()), gd(pd.size());
-    const double want_loss =
-        reference_loss_and_grad<double, double>(o.spec, pd.data(), d.x.data(), d.y.data(), nullptr, c.n, gd.data());
-    std::vector<float> got(pd.size());
-    for (size_t k = 0; k < got.size(); ++k) got[k] = init.values[k] - after.values[k];
-    double gmax = 0;
-    for (double v : gd) gmax = std::max(gmax, std::fabs(v));
-    INFO("n " << c.n << " layers " << c.widths.size() - 1 << " first hidden " << c.widths[1]);
-    check_close(got, gd, 0.0, 1e-4 * gmax + 1e-6, "recovered gradient");
-    check_close({loss}, {want_loss}, 1e-5, 0, "loss");
-  }
+  // 1 to 257 samples, 2 to 5 layers, the exact shape and buckets 8, 32 and 64.
+  check_sgd_step_gradient(GpuPath::fused, {2, 20, 5, 1}, Activation::tanh, 1);
+  check_sgd_step_gradient(GpuPath::fused, {4, 6, 3}, Activation::tanh, 257);
+  check_sgd_step_gradient(GpuPath::fused, {3, 17, 2}, Activation::tanh, 129);
+  check_sgd_step_gradient(GpuPath::fused, {2, 33, 16, 1}, Activation::tanh, 140);
+  check_sgd_step_gradient(GpuPath::fused, {5, 12, 12, 12, 12, 2}, Activation::tanh, 64);
 }
 
 TEST_CASE("fused-v1 stays selectable and fused is v2", "[gpu][fused]") {
-  const Dataset d = v2_data(130, 2, 1, 5);
+  const Dataset d = gpu_random_data(130, 2, 1, 5);
   auto v1 = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused-v1"));
   CHECK(v1->name() == "gpu-fused-v1");
   auto v2 = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused"));
@@ -217,6 +158,6 @@ TEST_CASE("fused-v1 stays selectable and fused is v2", "[gpu][fused]") {
   CHECK_THAT(au->details(), Catch::Contains("one kernel per step"));
   // v1 vs v2 on the same start: the same losses to rounding over 5 epochs.
   const Params init = init_params(v1->params().spec, Init::glorot_uniform, 2);
-  check_curves_close(losses_of(*v2, init, 5), losses_of(*v1, init, 5), 1e-4);
+  check_curves_close(train_losses(*v2, init, 5), train_losses(*v1, init, 5), 1e-4);
   CHECK_THAT(v1->details(), Catch::Contains("; 2 kernels per step"));
 }
