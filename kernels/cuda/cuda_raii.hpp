@@ -154,6 +154,7 @@ class Graph {
     (void)cudaGetLastError();
   }
   bool ready() const { return exec_ != nullptr; }
+  cudaGraph_t graph() const { return graph_; }
   cudaGraphExec_t exec() const { return exec_; }
   void launch(cudaStream_t s) const { CUDA_CHECK(cudaGraphLaunch(exec_, s)); }
 

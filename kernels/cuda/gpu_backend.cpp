@@ -3,7 +3,9 @@
 // losses kept on the device and copied back once per chunk.
 //
 // Host C++ (not .cu): it implements core's Backend interface and calls the launchers of
-// mlp_kernels.hpp / fused_mlp.hpp and cuBLAS.
+// mlp_kernels.hpp / fused_mlp.hpp / fused_v2.hpp and cuBLAS.
+#include <dlfcn.h>
+
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -15,6 +17,7 @@
 #include "cuda_raii.hpp"
 #include "errors.hpp"
 #include "fused_mlp.hpp"
+#include "fused_v2.hpp"
 #include "gpu_backend.hpp"
 #include "mlp_kernels.hpp"
 #include "optimizer.hpp"
@@ -40,6 +43,40 @@ FusedPlan plan_fused_for(const ModelSpec& spec) {
   std::vector<Activation> acts;
   for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
   return plan_fused(spec.widths, acts, size_t(optin));
+}
+
+FusedV2Plan plan_fused_v2_for(const ModelSpec& spec) {
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  std::vector<Activation> acts;
+  for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
+  return plan_fused_v2(spec.widths, acts, size_t(optin));
+}
+
+// Kernel nodes of a captured graph, counted by the driver (cuGraphGetNodes and
+// cuGraphNodeGetType, looked up at run time in the already loaded libcuda so that nothing
+// breaks where it is absent); -1 where the driver API is not there (GPGPU-Sim).
+long count_kernel_nodes(cudaGraph_t g) {
+  using GetNodes = int (*)(void*, void**, size_t*);
+  using GetType = int (*)(void*, int*);
+  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return -1;
+  auto get_nodes = reinterpret_cast<GetNodes>(dlsym(lib, "cuGraphGetNodes"));
+  auto get_type = reinterpret_cast<GetType>(dlsym(lib, "cuGraphNodeGetType"));
+  long kernels = -1;
+  size_t n = 0;
+  if (get_nodes && get_type && get_nodes(g, nullptr, &n) == 0) {
+    std::vector<void*> nodes(n);
+    if (get_nodes(g, nodes.data(), &n) == 0) {
+      kernels = 0;
+      for (void* node : nodes) {
+        int type = -1;
+        if (get_type(node, &type) == 0 && type == 0) ++kernels;  // CU_GRAPH_NODE_TYPE_KERNEL
+      }
+    }
+  }
+  dlclose(lib);
+  return kernels;
 }
 
 class GpuBackend final : public Backend {
@@ -74,7 +111,8 @@ class GpuBackend final : public Backend {
 
     t = Clock::now();
     load_elementwise_kernels();
-    if (fused_) prepare_fused_kernels(fused_plan_);
+    if (v2_) prepare_fused_v2(v2_plan_);
+    else if (fused_) prepare_fused_kernels(fused_plan_);
     setup_.module_seconds = seconds_since(t);
 
     t = Clock::now();
@@ -107,13 +145,14 @@ class GpuBackend final : public Backend {
 
   Device device() const override { return Device::gpu; }
   bool simulated() const override { return info_.simulated; }
-  std::string name() const override { return fused_ ? "gpu-fused" : "gpu-cublas"; }
+  std::string name() const override { return v2_ ? "gpu-fused" : fused_ ? "gpu-fused-v1" : "gpu-cublas"; }
   std::string details() const override {
     std::string s = info_.name + " (cc " + std::to_string(info_.cc_major) + "." + std::to_string(info_.cc_minor) +
-                    "), fp32; path " + (fused_ ? "fused" : "cublas") + ": " + path_why_;
+                    "), fp32; path " + (v2_ ? "fused" : fused_ ? "fused-v1" : "cublas") + ": " + path_why_;
     s += uses_graphs() ? "; epochs replayed from CUDA graphs"
                                              : "; " + std::to_string(steps_per_epoch()) +
                                                    " steps per epoch, launched without a graph";
+    if (!graph_kernels_.empty()) s += "; " + graph_kernels_;
     return s;
   }
 
@@ -124,6 +163,7 @@ class GpuBackend final : public Backend {
     w_.upload(p.values, s);
     m_.zero(s);
     v_.zero(s);
+    tickets_.zero(s);
     launch_reset_state(state_.get(), s);
     stream_->synchronize();
   }
@@ -173,19 +213,29 @@ class GpuBackend final : public Backend {
   int steps_per_epoch() const { return plan_.batches; }
   bool uses_graphs() const { return steps_per_epoch() <= max_graph_steps_; }
 
+  // fused = v2 (one kernel per step), fused-v1 = the two-kernel v1; auto takes v2, else v1,
+  // else cuBLAS.
   void choose_path() {
     fused_plan_ = plan_fused_for(spec_);
+    v2_plan_ = plan_fused_v2_for(spec_);
     const GpuPath want = opt_.gpu_path;
     if (want == GpuPath::fused) {
-      if (!fused_plan_.fits) throw UsageError("gpu.path fused: this network does not fit the fused kernel: " + fused_plan_.why);
+      if (!v2_plan_.fits) throw UsageError("gpu.path fused: this network does not fit the fused kernel: " + v2_plan_.why);
+      fused_ = v2_ = true;
+      path_why_ = "requested; " + v2_plan_.why;
+    } else if (want == GpuPath::fused_v1) {
+      if (!fused_plan_.fits)
+        throw UsageError("gpu.path fused-v1: this network does not fit the fused kernel: " + fused_plan_.why);
       fused_ = true;
       path_why_ = "requested; " + fused_plan_.why;
     } else if (want == GpuPath::cublas) {
-      fused_ = false;
       path_why_ = "requested";
+    } else if (v2_plan_.fits) {
+      fused_ = v2_ = true;
+      path_why_ = "auto, the net is small (" + v2_plan_.why + ")";
     } else {
       fused_ = fused_plan_.fits;
-      path_why_ = fused_ ? "auto, the net is small (" + fused_plan_.why + ")"
+      path_why_ = fused_ ? "auto, the net is small (v1: " + fused_plan_.why + "; v2: " + v2_plan_.why + ")"
                          : "auto, too large for the fused kernel (" + fused_plan_.why + ")";
     }
   }
@@ -206,7 +256,15 @@ class GpuBackend final : public Backend {
       xb_ = DeviceBuffer<float>(size_t(B) * spec_.widths.front());
       yb_ = DeviceBuffer<float>(size_t(B) * spec_.widths.back());
     }
-    if (fused_) {
+    if (v2_) {
+      const size_t blocks = size_t(fused_v2_blocks(B)), groups = size_t(fused_v2_groups(B));
+      grad_partial_ = DeviceBuffer<float>(P * blocks);
+      loss_partial_ = DeviceBuffer<double>(blocks);
+      group_grad_ = DeviceBuffer<float>(P * groups);
+      group_loss_ = DeviceBuffer<double>(groups);
+      tickets_ = DeviceBuffer<unsigned int>(1 + groups);
+      tickets_.zero(stream_->get());
+    } else if (fused_) {
       const int blocks = fused_blocks(B, fused_plan_.tile);
       grad_partial_ = DeviceBuffer<float>(P * size_t(blocks));
       loss_partial_ = DeviceBuffer<double>(size_t(blocks));
@@ -239,6 +297,7 @@ class GpuBackend final : public Backend {
     cudaStream_t s = stream_->get();
     Graph g;
     Graph::begin_capture(s);
+    const long launches_before = fused_launches_;
     try {
       enqueue_epochs(epochs);
     } catch (...) {
@@ -247,6 +306,7 @@ class GpuBackend final : public Backend {
     }
     g.end_capture(s);
     CUDA_CHECK(cudaGraphUpload(g.exec(), s));
+    note_graph_kernels(g, epochs, fused_launches_ - launches_before);
     return graphs_.emplace(epochs, std::move(g)).first->second;
   }
 
@@ -265,15 +325,44 @@ class GpuBackend final : public Backend {
   void enqueue_epochs(int epochs) {
     for (int e = 0; e < epochs; ++e)
       for (int b = 0; b < plan_.batches; ++b) {
-        if (fused_) enqueue_fused_step(step_desc(b));
+        if (v2_) enqueue_fused_v2_step(step_desc(b));
+        else if (fused_) enqueue_fused_step(step_desc(b));
         else enqueue_cublas_step(step_desc(b));
       }
   }
 
+  // Kernel launches per optimiser step in a captured graph of `epochs` epochs: counted by
+  // the driver where it can (a real GPU), else `launched`, the kernel launches the fused
+  // paths made while capturing (counted at each launch call; GPGPU-Sim has no graph
+  // introspection). For details(), and the [gpu] tests.
+  void note_graph_kernels(const Graph& g, int epochs, long launched) {
+    const long steps = long(epochs) * steps_per_epoch();
+    long kernels = count_kernel_nodes(g.graph());
+    std::string how = "cuGraphGetNodes";
+    if (kernels < 0 && fused_) {
+      kernels = launched;
+      how = "launches during capture";
+    }
+    if (kernels < 0) return;
+    graph_kernels_ = std::to_string(kernels / steps) + (kernels == steps ? " kernel" : " kernels") +
+                     " per step (graph of " + std::to_string(steps) + " steps: " + std::to_string(kernels) +
+                     " kernel nodes, by " + how + ")";
+  }
+
+  void enqueue_fused_v2_step(const StepDesc& d) {
+    const FusedV2Scratch sc{grad_partial_.get(), loss_partial_.get(), group_grad_.get(), group_loss_.get(),
+                            tickets_.get()};
+    ++fused_launches_;
+    launch_fused_v2_step(v2_plan_, x_.get(), y_.get(), w_.get(), m_.get(), v_.get(), g_.get(), state_.get(), d,
+                         hyper_, sgd_, loss_dev_.get(), sc, stream_->get());
+  }
+
   void enqueue_fused_step(const StepDesc& d) {
     cudaStream_t s = stream_->get();
+    ++fused_launches_;
     launch_fused_forward_backward(fused_plan_, w_.get(), x_.get(), y_.get(), state_.get(), d, hyper_,
                                   grad_partial_.get(), loss_partial_.get(), s);
+    ++fused_launches_;
     launch_fused_reduce_update(fused_plan_, d.count, grad_partial_.get(), loss_partial_.get(), g_.get(), w_.get(),
                                m_.get(), v_.get(), state_.get(), d, hyper_, sgd_, loss_dev_.get(), s);
   }
@@ -330,9 +419,12 @@ class GpuBackend final : public Backend {
   GpuInfo info_;
   int max_graph_steps_;  // epochs with more steps are launched without a graph
   SetupReport setup_;
-  bool fused_ = false;
-  std::string path_why_;
+  bool fused_ = false;  // a fused path (v1 or v2)
+  bool v2_ = false;     // the one-kernel-per-step v2
+  std::string path_why_, graph_kernels_;
+  long fused_launches_ = 0;  // kernel launch calls of the fused paths, ever
   FusedPlan fused_plan_;
+  FusedV2Plan v2_plan_;
 
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<Event> start_, stop_;
@@ -343,7 +435,9 @@ class GpuBackend final : public Backend {
   DeviceBuffer<float> loss_dev_;             // one loss per epoch of the current chunk
   std::vector<DeviceBuffer<float>> act_, delta_;  // cuBLAS path: per layer, batch × width
   DeviceBuffer<double> loss_partial_;
-  DeviceBuffer<float> bias_partial_, grad_partial_;
+  DeviceBuffer<float> bias_partial_, grad_partial_, group_grad_;
+  DeviceBuffer<double> group_loss_;
+  DeviceBuffer<unsigned int> tickets_;       // v2: the last-block tickets, zero between steps
   DeviceBuffer<unsigned char> workspace_;
   std::map<int, Graph> graphs_;              // by epochs per graph
 };
@@ -351,13 +445,14 @@ class GpuBackend final : public Backend {
 }  // namespace
 
 std::string gpu_path_problem(const ModelSpec& spec, GpuPath gpu_path) {
-  if (gpu_path != GpuPath::fused) return "";
+  if (gpu_path != GpuPath::fused && gpu_path != GpuPath::fused_v1) return "";
   // The shape limits need no device; shared memory does, so it is checked only with one.
   if (const std::string why = fused_shape_problem(spec.widths); !why.empty())
     return "this network does not fit the fused kernel: " + why;
   if (!query_gpu().available) return "";
-  const FusedPlan p = plan_fused_for(spec);
-  return p.fits ? "" : "this network does not fit the fused kernel: " + p.why;
+  const std::string why = gpu_path == GpuPath::fused ? plan_fused_v2_for(spec).why : plan_fused_for(spec).why;
+  const bool fits = gpu_path == GpuPath::fused ? plan_fused_v2_for(spec).fits : plan_fused_for(spec).fits;
+  return fits ? "" : "this network does not fit the fused kernel: " + why;
 }
 
 std::unique_ptr<Backend> make_gpu_backend(const Dataset& data, const BackendOptions& opt) {

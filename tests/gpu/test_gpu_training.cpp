@@ -1,11 +1,11 @@
-// test_gpu_training.cpp — the fused GPU path end to end against the CPU reference backend
-// and the double reference gradient: losses epoch by epoch, mini-batches with shuffle,
-// determinism, chunking, graphs against direct launches, tiles of 128/64/32 samples,
-// stage-2 reductions over many blocks, path choice, set-up reporting and the trainer's whole
-// sequence. None of these touches cuBLAS, so all of them also run on GPGPU-Sim
-// (scripts/gpusim-check.sh), which is why the data is small and the epochs few: the simulator
-// runs ~1-3 million instructions per second. The cuBLAS path's cases, on the reference
-// experiment, are in test_gpu_cublas.cpp ([cublas]).
+// test_gpu_training.cpp — the fused GPU path (v2 unless a case says fused-v1) end to end
+// against the CPU reference backend and the double reference gradient: losses epoch by
+// epoch, mini-batches with shuffle, determinism, chunking, graphs against direct launches,
+// v1's tiles of 64/32 samples and its stage-2 reductions over many blocks, path choice,
+// set-up reporting and the trainer's whole sequence. None of these touches cuBLAS, so all
+// of them also run on GPGPU-Sim (scripts/gpusim-check.sh), which is why the data is small
+// and the epochs few: the simulator runs ~1-3 million instructions per second. The cuBLAS
+// path's cases, on the reference experiment, are in test_gpu_cublas.cpp ([cublas]).
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>
@@ -98,7 +98,8 @@ TEST_CASE("fused path: auto picks it for the reference net, and refuses a wide n
   auto small = make_gpu_backend(small_peaks(), peaks_options(GpuPath::automatic));
   CHECK(small->name() == "gpu-fused");
   CHECK_THAT(small->details(), Catch::Contains("auto"));
-  CHECK_THAT(small->details(), Catch::Contains("tile of 128 samples"));
+  CHECK_THAT(small->details(), Catch::Contains("one kernel per step"));
+  CHECK_THAT(small->details(), Catch::Contains("tile of 64 samples"));
   auto wide = fused_options();
   wide.spec.widths = {2, 256, 1};
   CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(300, 2, 1, 5), wide), UsageError);
@@ -136,16 +137,17 @@ TEST_CASE("fused path: one SGD step recovers the gradient of the double referenc
   check_sgd_step_gradient(GpuPath::fused, {2, 33, 64, 1}, Activation::tanh, 100);
 }
 
-TEST_CASE("fused path: tiles of 64 and 32 samples (wider nets) match the references", "[gpu][e2e][fused]") {
+// v1's tiles (fused-v1): v2 has one tile size.
+TEST_CASE("fused-v1 path: tiles of 64 and 32 samples (wider nets) match the references", "[gpu][e2e][fused]") {
   for (int tile : {64, 32}) {
     const std::vector<int> widths = net_with_tile(tile);
     INFO("tile " << tile << ", " << widths.size() - 2 << " hidden layers of 64");
-    auto o = fused_options();
+    auto o = peaks_options(GpuPath::fused_v1);
     o.spec.widths = widths;
     o.spec.hidden = Activation::tanh;
     o.optimizer.lr = 0.01;
     const Dataset d = gpu_random_data(tile + tile / 2 + 3, 2, 1, 50 + uint64_t(tile));  // 2 blocks, one short
-    check_sgd_step_gradient(GpuPath::fused, widths, Activation::tanh, d.n);
+    check_sgd_step_gradient(GpuPath::fused_v1, widths, Activation::tanh, d.n);
     const Params init = init_params(o.spec, Init::glorot_uniform, 1);
     auto gpu = make_gpu_backend(d, o);
     CHECK_THAT(gpu->details(), Catch::Contains("tile of " + std::to_string(tile) + " samples"));
@@ -154,11 +156,12 @@ TEST_CASE("fused path: tiles of 64 and 32 samples (wider nets) match the referen
   }
 }
 
-TEST_CASE("fused path: stage 2 sums the partials of many blocks", "[gpu][e2e][fused]") {
+// v1's stage-2 kernel (fused-v1); v2's two-level tail is in test_gpu_fused_v2.cpp.
+TEST_CASE("fused-v1 path: stage 2 sums the partials of many blocks", "[gpu][e2e][fused]") {
   // 8,300 samples in tiles of 128: 65 blocks, so each lane of a parameter's warp sums two or
   // three blocks before the shuffle tree, and the loss warp likewise.
-  check_sgd_step_gradient(GpuPath::fused, {2, 3, 1}, Activation::relu, 8300);
-  auto o = fused_options();
+  check_sgd_step_gradient(GpuPath::fused_v1, {2, 3, 1}, Activation::relu, 8300);
+  auto o = peaks_options(GpuPath::fused_v1);
   o.spec.widths = {2, 3, 1};
   check_gpu_follows_cpu(gpu_random_data(8300, 2, 1, 61), o, 2, 1e-4);
 }

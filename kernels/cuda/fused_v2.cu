@@ -1,0 +1,478 @@
+// fused_v2.cu — one kernel per optimiser step for small MLPs (see fused_v2.hpp).
+//
+// Shared memory of a block (S = kV2Tile samples, rows kV2Stride = S + 4 floats apart):
+//   [ W_0 | b_0 | W_1 | b_1 | ... ]  weights, rows padded to a multiple of 4 floats with
+//                                    zeros, so the forward and backward read them as float4
+//                                    broadcasts (every lane the same address)
+//   [ activation rows: rows + 1 ]    a_0 ... a_L of every sample of the tile, then a row of
+//                                    ones (thread t owns column t: conflict-free)
+//   [ delta rows: drows ]            delta_1 ... delta_L of every sample
+// A thread's layer input vector and deltas live in registers during the forward/backward;
+// the weight gradient is then a transposed pass over the rows: one thread per parameter,
+// summing delta · a over the tile's samples in a fixed order.
+#include <algorithm>
+
+#include "cuda_check.hpp"
+#include "fused_v2.hpp"
+
+namespace nntrain::cuda {
+
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kWarps = kV2Tile / 32;
+constexpr int kSmallSharedLimit = 48 * 1024;
+
+__device__ __forceinline__ double warp_sum_double(double x) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(kFull, x, off);
+  return x;
+}
+
+// p[0] + p[stride] + ... + p[(count − 1)·stride], added in index order. The loads of a run of
+// kV2Group are issued together (absent ones read as +0, which leaves a sum unchanged), so a
+// run costs one memory round trip, not count of them.
+// Where element k of the padded shared-memory weights comes from in the flat parameters, or
+// -1 for padding.
+__device__ __forceinline__ int padded_source(const FusedV2Net& net, int k) {
+  int l = 0;
+  while (l + 1 < net.layers && k >= net.swoff[l + 1]) ++l;
+  const int in = net.widths[l], out = net.widths[l + 1];
+  if (k < net.sboff[l]) {
+    const int in4 = (in + 3) & ~3, r = k - net.swoff[l], o = r / in4, i = r - o * in4;
+    return i < in ? net.woff[l] + o * in + i : -1;
+  }
+  const int j = k - net.sboff[l];
+  return j < out ? net.boff[l] + j : -1;
+}
+
+template <typename T>
+__device__ __forceinline__ T sum_partials(const T* p, size_t stride, int count) {
+  T s = T(0);
+  for (int j0 = 0; j0 < count; j0 += kV2Group) {
+    T t[kV2Group];
+#pragma unroll
+    for (int j = 0; j < kV2Group; ++j) t[j] = j0 + j < count ? __ldcg(p + size_t(j0 + j) * stride) : T(0);
+#pragma unroll
+    for (int j = 0; j < kV2Group; ++j) {
+      if (j0 + j >= count) break;
+      s = j0 + j == 0 ? t[0] : s + t[j];
+    }
+  }
+  return s;
+}
+
+// The tail of a step, in the one block that arrives last: sums `count` partials in order and
+// updates every parameter (kTailRound of them per thread at a time, so that their loads are
+// in flight together); the last thread folds the loss into the epoch. `a` is this step's
+// Adam scalars.
+// The block's scalars, at the start of its dynamic shared memory (a multiple of 16 bytes, so
+// the weights after it stay aligned for float4).
+struct alignas(16) V2Header {
+  double loss[kWarps];  // the loss, per warp
+  AdamStep adam;        // this step's Adam scalars
+  int last;             // this block arrived last (at its level)
+};
+
+constexpr int kTailRound = 4;
+constexpr int kLoadRound = 4;
+__device__ __forceinline__ void final_update(const float* part, const double* lpart, int count, int P, float* w, float* m,
+                             float* v, float* grad, TrainState* state, const StepDesc& d, const AdamHyper& h,
+                             int sgd, double inv_terms, float* losses, const AdamStep& a) {
+  const int tid = threadIdx.x;
+  for (int k0 = tid; k0 < P; k0 += kTailRound * kV2Tile) {
+    float wk[kTailRound], mk[kTailRound], vk[kTailRound], g[kTailRound];
+#pragma unroll
+    for (int r = 0; r < kTailRound; ++r) {
+      const int k = k0 + r * kV2Tile;
+      wk[r] = mk[r] = vk[r] = g[r] = 0.0f;
+      if (k < P) {
+        wk[r] = w[k];
+        if (!sgd) {
+          mk[r] = m[k];
+          vk[r] = v[k];
+        }
+        g[r] = sum_partials(part + k, size_t(P), count);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kTailRound; ++r) {
+      const int k = k0 + r * kV2Tile;
+      if (k >= P) break;
+      grad[k] = g[r];
+      if (sgd) {
+        sgd_update(wk[r], g[r], float(h.lr));
+      } else {
+        adam_update(wk[r], mk[r], vk[r], g[r], h, a);
+        m[k] = mk[r];
+        v[k] = vk[r];
+      }
+      w[k] = wk[r];
+    }
+  }
+  if (tid == kV2Tile - 1) {
+    state->adam = a;
+    double la = state->loss_acc + sum_partials(lpart, 1, count) * inv_terms;
+    if (d.batch_index == d.batches - 1) {
+      const int slot = state->slot;
+      losses[slot] = float(la / double(d.batches));
+      state->slot = slot + 1;
+      state->epoch = state->epoch + 1;
+      la = 0;
+    }
+    state->loss_acc = la;
+  }
+}
+
+// The widths of the net, seen by the kernel: run-time values (any net within the limits), or
+// one exact shape known at compile time, for which the layer loops unroll and every
+// "stop at the layer's width" test folds away.
+struct RunShape {
+  static constexpr int kUnroll = 1;
+  const FusedV2Net& n;
+  __device__ explicit RunShape(const FusedV2Net& net) : n(net) {}
+  __device__ int layers() const { return n.layers; }
+  __device__ int width(int l) const { return n.widths[l]; }
+};
+template <int W0, int W1, int W2, int W3>
+struct Shape3 {
+  static constexpr int kUnroll = 3;
+  __device__ explicit Shape3(const FusedV2Net&) {}
+  __device__ static constexpr int layers() { return 3; }
+  __device__ static constexpr int width(int l) { return l == 0 ? W0 : l == 1 ? W1 : l == 2 ? W2 : W3; }
+};
+
+template <int K, class Shape>
+__global__ void __launch_bounds__(kV2Tile) fused_v2_kernel(const float* __restrict__ x, const float* __restrict__ y,
+                                                           float* w, float* m, float* v, float* grad,
+                                                           TrainState* state, StepDesc d, AdamHyper h, int sgd,
+                                                           FusedV2Net net, float two_over_count, double inv_terms,
+                                                           FusedV2Scratch sc, float* losses) {
+  constexpr int S = kV2Tile, SP = kV2Stride;
+  // No static __shared__ variables: GPGPU-Sim lays static shared memory over the start of
+  // the dynamic array; the block's scalars are a header of the dynamic array instead.
+  extern __shared__ __align__(16) unsigned char smem[];
+  V2Header& hdr = *reinterpret_cast<V2Header*>(smem);
+  AdamStep& s_adam = hdr.adam;
+  int& s_last = hdr.last;
+  double* sloss = hdr.loss;
+  const Shape sh(net);
+  const int P = net.params, L = sh.layers();
+  float* sw = reinterpret_cast<float*>(smem + sizeof(V2Header));
+  float* sa = sw + net.sparams;
+  float* sd = sa + (net.rows + 1) * SP;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int n_in = sh.width(0), n_out = sh.width(L);
+
+  // Weights into shared memory, rows padded with zeros: kLoadRound loads per thread in
+  // flight at a time (a loop of one load each would wait for every one in turn).
+  for (int k0 = tid; k0 < net.sparams; k0 += kLoadRound * S) {
+    float t[kLoadRound];
+#pragma unroll
+    for (int r = 0; r < kLoadRound; ++r) {
+      const int k = k0 + r * S, src = k < net.sparams ? padded_source(net, k) : -1;
+      t[r] = src >= 0 ? w[src] : 0.0f;
+    }
+#pragma unroll
+    for (int r = 0; r < kLoadRound; ++r)
+      if (k0 + r * S < net.sparams) sw[k0 + r * S] = t[r];
+  }
+  sa[net.rows * SP + tid] = 1.0f;  // the row of ones: a bias gradient is delta · 1
+
+  // The next Adam scalars (double math, slow) now, off the serial tail; only the last block
+  // uses them (state->adam changes only at the very end of the step).
+  if (tid == 0) s_adam = adam_next_step(state->adam, h);
+  const int base = blockIdx.x * S;
+  const bool live = base + tid < d.count;
+  size_t row = 0;
+  if (live) row = batch_row(d, state->epoch, uint32_t(d.batch_offset + base + tid));
+  const float y0 = live ? y[row * n_out] : 0.0f;  // the first target, loaded early
+  // Register arrays: zeroed once; every loop below stops at the layer's width (an unrolled
+  // loop with a uniform break), so a narrow layer in a wide bucket costs its own width. Past
+  // a width, only the float4 padding of a (up to a multiple of 4) must be zero.
+  float a[K], al[K], dl[K];
+#pragma unroll
+  for (int i = 0; i < K; ++i) a[i] = al[i] = dl[i] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    if (i >= n_in) break;
+    a[i] = live ? x[row * n_in + i] : 0.0f;
+    sa[i * SP + tid] = a[i];
+  }
+  __syncthreads();
+
+  // Forward: a ← f(W a + b), layer by layer. The input vector is in registers; each output
+  // (a run-time loop, so the code does not grow with K²) goes to this thread's column of
+  // a_{l+1}, from which the next layer reloads its registers.
+#pragma unroll Shape::kUnroll
+  for (int l = 0; l < L; ++l) {
+    const int in = sh.width(l), out = sh.width(l + 1), q = (in + 3) >> 2;
+    const Activation act = Activation(net.act[l]);
+    const float4* W4 = reinterpret_cast<const float4*>(sw + net.swoff[l]);
+    const float* b = sw + net.sboff[l];
+    float* col = sa + net.aoff[l + 1] * SP + tid;
+    for (int o = 0; o < out; ++o) {
+      float acc = b[o];
+#pragma unroll
+      for (int c = 0; c < K / 4; ++c) {
+        if (c >= q) break;
+        const float4 wv = W4[o * q + c];
+        acc = fmaf(wv.x, a[4 * c], acc);
+        acc = fmaf(wv.y, a[4 * c + 1], acc);
+        acc = fmaf(wv.z, a[4 * c + 2], acc);
+        acc = fmaf(wv.w, a[4 * c + 3], acc);
+      }
+      col[o * SP] = act_forward(act, acc);
+    }
+    const int out4 = (out + 3) & ~3;
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      if (i >= out4) break;
+      a[i] = i < out ? col[i * SP] : 0.0f;
+    }
+  }
+
+  // Loss and output delta (padding samples: delta 0, loss 0).
+  double loss = 0;
+  if (live) {
+    const Activation act = Activation(net.act[L - 1]);
+#pragma unroll
+    for (int o = 0; o < K; ++o) {
+      if (o >= n_out) break;
+      const float p = a[o], t = o == 0 ? y0 : y[row * n_out + o];
+      loss += double(mse_term(p, t));
+      dl[o] = __fmul_rn(mse_grad(p, t, two_over_count), act_derivative_from_output(act, p));
+    }
+  }
+
+  // Backward: delta_l = (W_lᵀ delta_{l+1}) · f'(a_l). delta_{l+1} is in registers (dl) and in
+  // this thread's column of the delta rows (all layers kept: the gradient pass reads them).
+#pragma unroll Shape::kUnroll
+  for (int l = L - 1; l >= 0; --l) {
+    const int in = sh.width(l), out = sh.width(l + 1), q = (in + 3) >> 2;
+    float* dcol = sd + net.doff[l] * SP + tid;
+#pragma unroll
+    for (int o = 0; o < K; ++o) {
+      if (o >= out) break;
+      dcol[o * SP] = dl[o];
+    }
+    if (l == 0) break;
+    const float* col = sa + net.aoff[l] * SP + tid;
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      if (i >= in) break;
+      al[i] = col[i * SP];
+    }
+    const float4* W4 = reinterpret_cast<const float4*>(sw + net.swoff[l]);
+    float nd[K];
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      if (i >= 4 * q) break;
+      nd[i] = 0.0f;
+    }
+    for (int o = 0; o < out; ++o) {
+      const float dk = dcol[o * SP];
+#pragma unroll
+      for (int c = 0; c < K / 4; ++c) {
+        if (c >= q) break;
+        const float4 wv = W4[o * q + c];
+        nd[4 * c] = fmaf(wv.x, dk, nd[4 * c]);
+        nd[4 * c + 1] = fmaf(wv.y, dk, nd[4 * c + 1]);
+        nd[4 * c + 2] = fmaf(wv.z, dk, nd[4 * c + 2]);
+        nd[4 * c + 3] = fmaf(wv.w, dk, nd[4 * c + 3]);
+      }
+    }
+    const Activation act = Activation(net.act[l - 1]);
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      if (i >= in) break;
+      dl[i] = __fmul_rn(nd[i], act_derivative_from_output(act, al[i]));
+    }
+  }
+
+  loss = warp_sum_double(loss);
+  if (lane == 0) sloss[warp] = loss;
+  __syncthreads();
+
+  // The block's partial gradient, transposed: thread t takes parameters t, t + S, ... and
+  // sums delta · a over the tile's S samples in a fixed order (four interleaved accumulators,
+  // then (0+1)+(2+3)). Lanes on one row read one address (a broadcast).
+  const int blocks = gridDim.x, b = blockIdx.x;
+  for (int k = tid; k < P; k += S) {
+    int l = 0;
+    while (l + 1 < L && k >= net.woff[l + 1]) ++l;
+    const int in = net.widths[l];
+    int arow, drow;
+    if (k < net.boff[l]) {
+      const int o = (k - net.woff[l]) / in;
+      arow = net.aoff[l] + (k - net.woff[l] - o * in);
+      drow = net.doff[l] + o;
+    } else {
+      arow = net.rows;
+      drow = net.doff[l] + (k - net.boff[l]);
+    }
+    const float* ap = sa + arow * SP;
+    const float* dp = sd + drow * SP;
+    // float4 reads (rows are 16-byte aligned): four samples per pair of loads, which then
+    // wait for one shared-memory latency instead of four.
+    const float4* dp4 = reinterpret_cast<const float4*>(dp);
+    const float4* ap4 = reinterpret_cast<const float4*>(ap);
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int j = 0; j < S / 4; ++j) {
+      const float4 dv = dp4[j], av = ap4[j];
+      acc[0] = fmaf(dv.x, av.x, acc[0]);
+      acc[1] = fmaf(dv.y, av.y, acc[1]);
+      acc[2] = fmaf(dv.z, av.z, acc[2]);
+      acc[3] = fmaf(dv.w, av.w, acc[3]);
+    }
+    sc.block_grad[size_t(b) * P + k] = __fadd_rn(__fadd_rn(acc[0], acc[1]), __fadd_rn(acc[2], acc[3]));
+  }
+  if (tid == 0) {
+    double ls = sloss[0];
+    for (int j = 1; j < kWarps; ++j) ls += sloss[j];
+    sc.block_loss[b] = ls;
+  }
+
+  // Last block of the group (and then of the step) by ticket: fence, count, and only the
+  // block that takes the last number goes on. It resets the ticket for the next step.
+  const int groups = (blocks + kV2Group - 1) / kV2Group, g = b / kV2Group;
+  const int gsize = min(kV2Group, blocks - g * kV2Group);
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) {
+    const unsigned t = atomicAdd(&sc.tickets[1 + g], 1u);
+    s_last = t == unsigned(gsize - 1);
+    if (s_last) sc.tickets[1 + g] = 0;
+  }
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  const float* part = sc.block_grad + size_t(g) * kV2Group * P;
+  const double* lpart = sc.block_loss + size_t(g) * kV2Group;
+  if (groups == 1) {
+    final_update(part, lpart, gsize, P, w, m, v, grad, state, d, h, sgd, inv_terms, losses, s_adam);
+    return;
+  }
+  for (int k = tid; k < P; k += S) sc.group_grad[size_t(g) * P + k] = sum_partials(part + k, size_t(P), gsize);
+  if (tid == 0) sc.group_loss[g] = sum_partials(lpart, 1, gsize);
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) {
+    const unsigned t = atomicAdd(&sc.tickets[0], 1u);
+    s_last = t == unsigned(groups - 1);
+    if (s_last) sc.tickets[0] = 0;
+  }
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  final_update(sc.group_grad, sc.group_loss, groups, P, w, m, v, grad, state, d, h, sgd, inv_terms, losses, s_adam);
+}
+
+template <int K, class Shape>
+void launch_k(const FusedV2Plan& plan, const float* x, const float* y, float* w, float* m, float* v, float* grad,
+              TrainState* state, StepDesc d, AdamHyper h, bool sgd, float* losses, const FusedV2Scratch& sc,
+              cudaStream_t s) {
+  const int n_out = plan.net.widths[plan.net.layers];
+  const float two_over_count = 2.0f / (float(d.count) * float(n_out));  // as the CPU reference
+  const double inv_terms = 1.0 / (double(d.count) * double(n_out));
+  fused_v2_kernel<K, Shape><<<fused_v2_blocks(d.count), kV2Tile, plan.smem_bytes, s>>>(
+      x, y, w, m, v, grad, state, d, h, sgd ? 1 : 0, plan.net, two_over_count, inv_terms, sc, losses);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <int K, class Shape>
+void prepare_k(size_t smem) {
+  cudaFuncAttributes attr;
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, fused_v2_kernel<K, Shape>));
+  // Only ever raise the per-kernel limit (a live backend's graphs may need the larger one).
+  if (smem > size_t(kSmallSharedLimit) && smem > size_t(attr.maxDynamicSharedSizeBytes))
+    CUDA_CHECK(cudaFuncSetAttribute(fused_v2_kernel<K, Shape>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+}
+
+}  // namespace
+
+FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Activation>& acts, size_t smem_optin) {
+  FusedV2Plan p;
+  const int L = int(widths.size()) - 1;
+  if (L < 1 || int(acts.size()) != L) {
+    p.why = "malformed network";
+    return p;
+  }
+  if (const std::string why = fused_shape_problem(widths); !why.empty()) {
+    p.why = why;
+    return p;
+  }
+  FusedV2Net& n = p.net;
+  n.layers = L;
+  int off = 0, soff = 0, rows = 0;
+  for (int l = 0; l <= L; ++l) n.widths[l] = widths[l];
+  for (int l = 0; l < L; ++l) {
+    const int in = widths[l], out = widths[l + 1];
+    n.act[l] = int(acts[l]);
+    n.aoff[l] = rows;
+    rows += in;
+    n.woff[l] = off;
+    off += in * out;
+    n.boff[l] = off;
+    off += out;
+    n.swoff[l] = soff;
+    soff += out * ((in + 3) & ~3);
+    n.sboff[l] = soff;
+    soff += (out + 3) & ~3;
+  }
+  n.aoff[L] = rows;
+  rows += widths[L];
+  int drows = 0;
+  for (int l = 0; l < L; ++l) {
+    n.doff[l] = drows;
+    drows += widths[l + 1];
+  }
+  n.params = off;
+  n.sparams = soff;
+  n.rows = rows;
+  n.drows = drows;
+  const int wmax = *std::max_element(widths.begin(), widths.end());
+  p.bucket = wmax <= 8 ? 8 : wmax <= 16 ? 16 : wmax <= 32 ? 32 : 64;
+  p.exact = widths == kV2ExactShape;
+  // weights, the activation rows and a row of ones, the delta rows
+  p.smem_bytes = sizeof(V2Header) + 4 * (size_t(n.sparams) + size_t(rows + 1 + drows) * kV2Stride);
+  const std::string kib = std::to_string((p.smem_bytes + 1023) / 1024) + " KiB";
+  if (p.smem_bytes > smem_optin) {
+    p.why = "weights and the activation and delta rows of a " + std::to_string(kV2Tile) + "-sample tile need " + kib +
+            " of shared memory; the device allows " + std::to_string(smem_optin / 1024) + " KiB per block";
+    return p;
+  }
+  p.fits = true;
+  p.why = std::string("one kernel per step, ") +
+          (p.exact ? "exact shape 2-20-5-1" : "register bucket " + std::to_string(p.bucket)) + ", " + std::to_string(L) +
+          " layers; tile of " + std::to_string(kV2Tile) + " samples in " + kib + " of shared memory";
+  return p;
+}
+
+void prepare_fused_v2(const FusedV2Plan& plan) {
+  if (plan.exact) return prepare_k<20, Shape3<2, 20, 5, 1>>(plan.smem_bytes);
+  switch (plan.bucket) {
+    case 8: prepare_k<8, RunShape>(plan.smem_bytes); break;
+    case 16: prepare_k<16, RunShape>(plan.smem_bytes); break;
+    case 32: prepare_k<32, RunShape>(plan.smem_bytes); break;
+    case 64: prepare_k<64, RunShape>(plan.smem_bytes); break;
+    default: throw CudaError("prepare_fused_v2: no bucket (the plan does not fit)");
+  }
+}
+
+void launch_fused_v2_step(const FusedV2Plan& plan, const float* x, const float* y, float* w, float* m, float* v,
+                          float* grad, TrainState* state, StepDesc d, AdamHyper h, bool sgd, float* losses,
+                          const FusedV2Scratch& sc, cudaStream_t s) {
+  if (d.count <= 0) throw CudaError("launch_fused_v2_step: empty batch");
+  if (plan.exact) return launch_k<20, Shape3<2, 20, 5, 1>>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s);
+  switch (plan.bucket) {
+    case 8: launch_k<8, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
+    case 16: launch_k<16, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
+    case 32: launch_k<32, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
+    case 64: launch_k<64, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
+    default: throw CudaError("launch_fused_v2_step: no bucket (the plan does not fit)");
+  }
+}
+
+}  // namespace nntrain::cuda

@@ -1,0 +1,87 @@
+// fused_v2.hpp — the fused small-MLP path, version 2: ONE kernel per optimiser step (one
+// per epoch at full batch).
+//
+// Each block of kV2Tile threads takes kV2Tile samples (one per thread): forward, loss and
+// backward with the layer's activations in registers and the weights broadcast from shared
+// memory; every layer's activations and deltas also go to the thread's column of shared
+// rows, and the weight gradient is then a transposed pass (one thread per parameter, the
+// tile's samples in a fixed order), written as the block's partial. The last block to
+// arrive (an atomic ticket after a fence) sums the partials in block order and applies
+// Adam/SGD. With more than kV2Group blocks there is one more level: the last block of each
+// group of kV2Group blocks sums its group first. Every sum has a fixed order, so two runs
+// are bit-identical whichever block arrives last.
+//
+// Register arrays are sized by a compile-time bucket K (8, 16, 32 or 64: the smallest that
+// holds the widest layer), with the layer loop and the widths as run-time values; one exact
+// shape (kV2ExactShape) has its own instantiation with the widths as constants.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "fused_limits.hpp"
+#include "nnmath.hpp"
+#include "train_state.hpp"
+
+namespace nntrain::cuda {
+
+constexpr int kV2Tile = 64;    // samples (= threads) per block
+constexpr int kV2Stride = kV2Tile + 4;  // floats between rows of the activation/delta columns (16-byte aligned)
+constexpr int kV2Group = 16;   // blocks summed by one group-last block before the final sum
+
+// The one shape with its own compile-time instantiation (widths and layer count constants):
+// the reference net (configs/peaks.json, small_data.json). Any other net takes a register bucket.
+inline const std::vector<int> kV2ExactShape = {2, 20, 5, 1};
+
+struct FusedV2Net {
+  int layers = 0;
+  int widths[kFusedMaxLayers + 1] = {};
+  int act[kFusedMaxLayers] = {};
+  int woff[kFusedMaxLayers] = {};   // W_l (out × in, row-major) in the flat params
+  int boff[kFusedMaxLayers] = {};   // b_l in the flat params (= woff + out·in)
+  int swoff[kFusedMaxLayers] = {};  // W_l in shared memory, rows padded to a multiple of 4
+  int sboff[kFusedMaxLayers] = {};  // b_l in shared memory
+  int aoff[kFusedMaxLayers + 1] = {};  // first row of a_l in the activation columns
+  int doff[kFusedMaxLayers] = {};   // first row of delta_{l+1} (layer l's output side) in the delta rows
+  int params = 0;                   // flat parameter count
+  int sparams = 0;                  // floats of padded weights in shared memory (multiple of 4)
+  int rows = 0;                     // widths[0] + ... + widths[L]
+  int drows = 0;                    // widths[1] + ... + widths[L]: rows of the delta columns
+};
+
+struct FusedV2Plan {
+  bool fits = false;
+  std::string why;
+  FusedV2Net net;
+  int bucket = 0;      // K: register arrays of this many floats (run-time widths)
+  bool exact = false;  // the net is kV2ExactShape: the kernel compiled for exactly these widths
+  size_t smem_bytes = 0;
+};
+
+// Scratch in device memory, sized by fused_v2_scratch_sizes for the largest batch.
+struct FusedV2Scratch {
+  float* block_grad;      // blocks × P
+  double* block_loss;     // blocks
+  float* group_grad;      // groups × P
+  double* group_loss;     // groups
+  unsigned int* tickets;  // 1 + groups: [0] the final ticket, [1 + g] group g's; all zero between steps
+};
+
+inline int fused_v2_blocks(int count) { return (count + kV2Tile - 1) / kV2Tile; }
+inline int fused_v2_groups(int count) { return (fused_v2_blocks(count) + kV2Group - 1) / kV2Group; }
+
+FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Activation>& acts, size_t smem_optin);
+
+// Loads the kernel's module and raises its dynamic shared-memory limit to what `plan` needs.
+void prepare_fused_v2(const FusedV2Plan& plan);
+
+// One optimiser step in one kernel: the batch's gradient (written to grad too), the update
+// of w/m/v, and the loss bookkeeping of TrainState (as the v1 reduce kernel does).
+void launch_fused_v2_step(const FusedV2Plan& plan, const float* x, const float* y, float* w, float* m, float* v,
+                          float* grad, TrainState* state, StepDesc d, AdamHyper h, bool sgd, float* losses,
+                          const FusedV2Scratch& scratch, cudaStream_t s);
+
+}  // namespace nntrain::cuda

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# gpusim-cycles.sh — simulated cycles per kernel of the fused paths, on GPGPU-Sim's
+# performance mode (docs/GPU.md, docs/BENCHMARKS.md). A relative measure for comparing
+# kernel versions on one config of a Turing-class GPU (SM75, RTX 2060 config), never a time
+# for a real GPU; the host's load does not change it.
+#
+#   scripts/gpusim-cycles.sh fused|fused-v1 [key.path=value ...]
+#
+# Runs `nntrain train --config configs/small_data.json --device gpu --gpu-path PATH
+# --epochs 2 timing.warmup_epochs=0 [overrides]` from build-sim/ (build it first:
+# scripts/gpusim-check.sh, or the same cmake line) in a scratch folder whose gpgpusim.config
+# says -gpgpu_ptx_sim_mode 0, and prints each kernel's gpu_sim_cycle, instruction count and
+# IPC. The kernels of the last epoch are the figure to report (the first launch of a graph
+# may differ). Env: NNTRAIN_GPGPUSIM_PREFIX (default ~/.cache/nntrain/gpgpusim), BUILD_DIR.
+set -eo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PREFIX=${NNTRAIN_GPGPUSIM_PREFIX:-$HOME/.cache/nntrain/gpgpusim}
+BUILD=${BUILD_DIR:-$ROOT/build-sim}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+if [ $# -lt 1 ] || [ ! -x "$BUILD/nntrain" ] || [ ! -f "$PREFIX/env.sh" ]; then
+  echo "usage: $0 fused|fused-v1 [key.path=value ...]  (needs $BUILD/nntrain and $PREFIX/env.sh)" >&2
+  exit 2
+fi
+path=$1
+shift
+RUN=$(mktemp -d "${TMPDIR:-/tmp}/gpusim-cycles.XXXXXX")
+trap 'rm -rf "$RUN"' EXIT
+cp "$PREFIX"/simcfg/* "$RUN"/
+sed -i 's/^-gpgpu_ptx_sim_mode 1/-gpgpu_ptx_sim_mode 0/' "$RUN/gpgpusim.config"
+grep -q '^-gpgpu_ptx_sim_mode 0' "$RUN/gpgpusim.config" || echo '-gpgpu_ptx_sim_mode 0' >>"$RUN/gpgpusim.config"
+# shellcheck disable=SC1091
+(cd "$RUN" && set +u && source "$PREFIX/env.sh" &&
+  "$BUILD/nntrain" train --config "$ROOT/configs/small_data.json" --device gpu --gpu-path "$path" \
+    --epochs 2 timing.warmup_epochs=0 "$@") >"$RUN/log.txt" 2>&1 || {
+  tail -20 "$RUN/log.txt"
+  exit 1
+}
+echo "kernel cycles thread-instructions ipc"
+grep -E '^kernel_name|^gpu_sim_cycle|^gpu_sim_insn|^gpu_ipc' "$RUN/log.txt" | paste - - - - |
+  while read -r _ _ name _ _ cycles _ _ insn _ _ ipc; do
+    short=$(echo "$name" | c++filt | sed -e 's/(anonymous namespace):://g' -e 's/nntrain::cuda:://g' -e 's/(.*//' -e 's/^void //' -e 's/ //g')
+    echo "$short $cycles $insn $ipc"
+  done

@@ -1,0 +1,163 @@
+// test_gpu_fused_v2.cpp — the one-kernel-per-step fused path (kernels/cuda/fused_v2.cu)
+// against the CPU reference backend and the double-precision reference gradient: every
+// register bucket (8, 16, 32, 64: run-time widths) and the exact 2-20-5-1 instantiation,
+// full batch and shuffled mini-batches, the two-level ticket (more than kV2Group blocks),
+// determinism, and one kernel launch per step.
+//
+// No cuBLAS anywhere (the fused path creates no handle), so these run under GPGPU-Sim.
+// Sizes are small on purpose (the simulator takes ~0.1–0.5 s per epoch of a few hundred
+// samples) and never multiples of the 64-sample tile, so every case has a partial block.
+// Tolerance 1e-4 relative over the first 20 epochs: see test_gpu_training.cpp (two correct
+// fp32 implementations agree to ~1e-7 there; different summation orders only).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "fused_v2.hpp"
+#include "gpu_training_util.hpp"
+
+using namespace nntrain;
+using namespace nntrain::test;
+
+namespace {
+
+struct NetCase {
+  std::vector<int> widths;
+  Activation hidden;
+  int n;       // samples
+  int bucket;  // the register bucket the plan must pick
+  bool exact;  // the exact-shape instantiation (2-20-5-1), not the bucket's run-time widths
+};
+
+// One case per compile-time instantiation: the four register buckets (run-time widths: the
+// generic path, 64 being the fallback for any width up to the limit) and the exact shape.
+const NetCase kBucketCases[] = {
+    {{3, 8, 5, 2}, Activation::tanh, 140, 8, false},
+    {{2, 16, 9, 1}, Activation::leaky_relu, 150, 16, false},
+    {{2, 24, 5, 1}, Activation::relu, 170, 32, false},
+    {{3, 40, 7, 2}, Activation::sigmoid, 135, 64, false},
+    {{2, 20, 5, 1}, Activation::relu, 170, 32, true},
+};
+
+BackendOptions options(const std::vector<int>& widths, Activation hidden, const char* path) {
+  BackendOptions o;
+  o.spec.widths = widths;
+  o.spec.hidden = hidden;
+  o.spec.output = Activation::identity;
+  o.optimizer = OptimizerConfig{};  // adam, lr 0.08
+  o.batch_size = 0;
+  o.seed = 1;
+  o.gpu_path = *parse_name(kGpuPathNames, path);
+  o.chunk_epochs = 20;  // one graph per train() call here
+  return o;
+}
+
+// GPU (v2) vs CPU reference over `epochs`; then a second GPU backend, bit for bit, over the
+// first `repeat` epochs (all of them: its weights too). Repeats are short to keep the
+// simulator's time down: a loss of epoch k depends on every bit of the k−1 updates before it.
+// Returns the first backend's details().
+std::string check_against_reference_and_repeat(const BackendOptions& o, const Dataset& d, int epochs, int repeat,
+                                               double rtol) {
+  const Params init = init_params(o.spec, Init::glorot_uniform, 7);
+  auto cpu = make_cpu_reference_backend(d, o);
+  const auto want = train_losses(*cpu, init, epochs);
+  auto a = make_gpu_backend(d, o);
+  CHECK(a->name() == "gpu-fused");
+  const auto la = train_losses(*a, init, epochs);
+  check_curves_close(la, want, rtol);
+  auto b = make_gpu_backend(d, o);
+  const auto lb = train_losses(*b, init, repeat);
+  CHECK(same_bits(std::vector<float>(la.begin(), la.begin() + repeat), lb));
+  if (repeat == epochs) CHECK(same_bits(a->params().values, b->params().values));
+  // One kernel launch per optimiser step in the replayed graph.
+  CHECK_THAT(a->details(), Catch::Contains("; 1 kernel per step (graph of"));
+  return a->details();
+}
+
+}  // namespace
+
+TEST_CASE("fused v2 plan: buckets, limits and shared memory", "[gpu][fused]") {
+  using cuda::plan_fused_v2;
+  const std::vector<Activation> r3 = {Activation::relu, Activation::relu, Activation::identity};
+  for (const NetCase& c : kBucketCases) {
+    const auto p = plan_fused_v2(c.widths, std::vector<Activation>(c.widths.size() - 1, c.hidden), 64 * 1024);
+    INFO("widths " << c.widths[1]);
+    CHECK(p.fits);
+    CHECK(p.bucket == c.bucket);
+    CHECK(p.exact == c.exact);
+  }
+  const auto ref = plan_fused_v2({2, 20, 5, 1}, r3, 48 * 1024);
+  CHECK(ref.net.params == 2 * 20 + 20 + 20 * 5 + 5 + 5 + 1);
+  CHECK(ref.net.sparams == 20 * 4 + 20 + 5 * 20 + 8 + 1 * 8 + 4);  // rows padded to 4
+  // activation rows a_0..a_3 and a row of ones, delta rows of the 3 layers, each 64 + 4
+  // floats; plus a header of the block's scalars (at most 64 bytes)
+  const size_t body = 4 * (220 + size_t(2 + 20 + 5 + 1 + 1 + 20 + 5 + 1) * (64 + 4));
+  CHECK(ref.smem_bytes > body);
+  CHECK(ref.smem_bytes <= body + 64);
+  const auto wide = plan_fused_v2({2, 256, 1}, {Activation::relu, Activation::identity}, 227 * 1024);
+  CHECK_FALSE(wide.fits);
+  CHECK_THAT(wide.why, Catch::Contains("256"));
+  const auto tight = plan_fused_v2({2, 64, 64, 64, 1}, {Activation::relu, Activation::relu, Activation::relu,
+                                                       Activation::identity}, 48 * 1024);
+  CHECK_FALSE(tight.fits);
+  CHECK_THAT(tight.why, Catch::Contains("shared memory"));
+}
+
+TEST_CASE("fused v2: every register bucket follows the CPU reference for 20 epochs, bit-identical twice",
+          "[gpu][fused]") {
+  for (const NetCase& c : kBucketCases) {
+    INFO("bucket " << c.bucket << ", " << c.n << " samples");
+    const auto o = options(c.widths, c.hidden, "fused");
+    const Dataset d = gpu_random_data(c.n, c.widths.front(), c.widths.back(), 40 + c.bucket);
+    const std::string details = check_against_reference_and_repeat(o, d, 20, 4, 1e-4);
+    CHECK_THAT(details, Catch::Contains(c.exact ? std::string("exact shape 2-20-5-1")
+                                                : "register bucket " + std::to_string(c.bucket)));
+  }
+}
+
+TEST_CASE("fused v2: shuffled mini-batches (short last batch) follow the CPU reference", "[gpu][fused]") {
+  for (const NetCase& c : {kBucketCases[0], kBucketCases[4]}) {  // a bucket and the exact shape
+    INFO("bucket " << c.bucket);
+    auto o = options(c.widths, c.hidden, "fused");
+    o.batch_size = 160;  // 300 samples: batches of 160 (3 blocks, the last one partial) and 140
+    o.shuffle = true;
+    const Dataset d = gpu_random_data(300, c.widths.front(), c.widths.back(), 3);
+    const std::string details = check_against_reference_and_repeat(o, d, 4, 2, 1e-4);  // 8 steps
+    CHECK_THAT(details, Catch::Contains("(graph of 8 steps: 8 kernel nodes"));
+  }
+}
+
+TEST_CASE("fused v2: more than one group of blocks (two-level ticket)", "[gpu][fused]") {
+  // 17 blocks of 64: a group of 16 and a group of 1, then the final sum of the two groups.
+  const int n = cuda::kV2Group * cuda::kV2Tile + 50;
+  const auto o = options({2, 6, 1}, Activation::tanh, "fused");
+  const Dataset d = gpu_random_data(n, 2, 1, 11);
+  check_against_reference_and_repeat(o, d, 3, 3, 1e-4);
+}
+
+// One SGD step with lr = 1 moves each weight by its gradient (up to the rounding of w - g):
+// the gradient recovered from the GPU against the reference's, computed in double.
+TEST_CASE("fused v2: one SGD step recovers the gradient of the double reference", "[gpu][fused]") {
+  // 1 to 257 samples, 2 to 5 layers, the exact shape and buckets 8, 32 and 64.
+  check_sgd_step_gradient(GpuPath::fused, {2, 20, 5, 1}, Activation::tanh, 1);
+  check_sgd_step_gradient(GpuPath::fused, {4, 6, 3}, Activation::tanh, 257);
+  check_sgd_step_gradient(GpuPath::fused, {3, 17, 2}, Activation::tanh, 129);
+  check_sgd_step_gradient(GpuPath::fused, {2, 33, 16, 1}, Activation::tanh, 140);
+  check_sgd_step_gradient(GpuPath::fused, {5, 12, 12, 12, 12, 2}, Activation::tanh, 64);
+}
+
+TEST_CASE("fused-v1 stays selectable and fused is v2", "[gpu][fused]") {
+  const Dataset d = gpu_random_data(130, 2, 1, 5);
+  auto v1 = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused-v1"));
+  CHECK(v1->name() == "gpu-fused-v1");
+  auto v2 = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused"));
+  CHECK(v2->name() == "gpu-fused");
+  auto au = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "auto"));
+  CHECK(au->name() == "gpu-fused");
+  CHECK_THAT(au->details(), Catch::Contains("one kernel per step"));
+  // v1 vs v2 on the same start: the same losses to rounding over 5 epochs.
+  const Params init = init_params(v1->params().spec, Init::glorot_uniform, 2);
+  check_curves_close(train_losses(*v2, init, 5), train_losses(*v1, init, 5), 1e-4);
+  CHECK_THAT(v1->details(), Catch::Contains("; 2 kernels per step"));
+}
