@@ -47,6 +47,25 @@ static inline void lane_sum16(const float* acc, float* out) {
   const vf r = __builtin_shufflevector(z, z, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   __builtin_memcpy(out, &r, sizeof(vf));
 }
+// One vector of floats from base[idx[0..15]] (idx: a vector of 16 indices < 2^31).
+#define NN_HAVE_VGATHER 1
+template <typename VU>
+static inline vf vgather(const float* base, VU idx) {
+  // (masked: gcc 12 warns that the unmasked form reads an uninitialised source)
+  return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), __mmask16(0xFFFF), (__m512i)idx, base, 4);
+}
+// Appends the first `lim` lanes of x that are >= n, and the matching lanes of pos, to
+// pend and where at m (in lane order); returns the new count. Both arrays need 16 spare
+// entries past the result (whole vectors are stored; compress in registers, then a plain
+// store: the memory form of vpcompressd is slow on some cores).
+#define NN_HAVE_APPEND_GE 1
+template <typename VU>
+static inline int append_ge(VU x, VU pos, int lim, uint32_t n, uint32_t* pend, uint32_t* where, int m) {
+  const __mmask16 k = _mm512_mask_cmpge_epu32_mask(__mmask16((1u << lim) - 1u), (__m512i)x, _mm512_set1_epi32(int(n)));
+  _mm512_storeu_si512(pend + m, _mm512_maskz_compress_epi32(k, (__m512i)x));
+  _mm512_storeu_si512(where + m, _mm512_maskz_compress_epi32(k, (__m512i)pos));
+  return m + __builtin_popcount(unsigned(k));
+}
 // Register blocks (32 zmm): forward 6 rows × 4 vectors = 24 accumulators + 4 inputs + 1
 // broadcast; gradients 5 × 4 = 20 accumulators + 9 operands.
 constexpr int OB = 6, CB = 4, GOB = 5, IB = 4;
