@@ -168,6 +168,10 @@ class CpuFastBackend final : public Backend {
                                  round_up(size_t(std::max(plan_.batch, 1)), size_t(fast::kTileQuantum))));
     // Gradient accumulator layout (per thread) and the chunk slots.
     const size_t lanes = size_t(k_->lanes);
+    for (int l = 0; l < L; ++l) {  // (ModelSpec computes them by a loop over the layers)
+      w_off_.push_back(spec_.weight_offset(l));
+      b_off_.push_back(spec_.bias_offset(l));
+    }
     acc_off_.resize(size_t(L));
     size_t acc = 0;
     for (int l = 0; l < L; ++l) {
@@ -188,7 +192,7 @@ class CpuFastBackend final : public Backend {
       const bool loss = l == L;
       const bool blas = !loss && blas_[size_t(l)];
       const size_t n = loss ? 1 : size_t(spec_.in(l)) * spec_.out(l) + spec_.out(l);
-      const size_t a = loss ? loss_off_ : acc_off_[size_t(l)], d = loss ? P_ : spec_.weight_offset(l);
+      const size_t a = loss ? loss_off_ : acc_off_[size_t(l)], d = loss ? P_ : w_off_[size_t(l)];
       if (!runs_.empty()) {
         LaneRun& r = runs_.back();
         if (!blas && !r.blas && r.acc + r.n * lanes == a && r.slot + r.n == d) {
@@ -321,7 +325,7 @@ class CpuFastBackend final : public Backend {
     const int threads = step_threads(count);
     std::atomic<int> next{0}, done{0};
     std::atomic<size_t> next_block{0};
-    const std::function<void(int)> work = [&](int tid) {
+    auto body = [&](int tid) {
       for (;;) {
         const int want = fast::claim_size(chunks - next.load(std::memory_order_relaxed), threads);
         const int first = next.fetch_add(want, std::memory_order_relaxed);
@@ -334,10 +338,13 @@ class CpuFastBackend final : public Backend {
       for (size_t k; (k = next_block.fetch_add(1, std::memory_order_relaxed)) < blocks;)
         reduce_update(k * per, std::min(P_, (k + 1) * per));
     };
-    if (threads > 1 && (chunks > 1 || P_ >= kParallelUpdate))
+    if (threads > 1 && (chunks > 1 || P_ >= kParallelUpdate)) {
+      // (One reference captured: std::function keeps it without a heap allocation per step.)
+      const std::function<void(int)> work = [&body](int tid) { body(tid); };
       pool_->run(work, P_ >= kParallelUpdate ? threads : std::min(threads, chunks));
-    else
-      work(0);  // one thread for this step (a small batch: waking the pool would only add latency)
+    } else {
+      body(0);  // one thread for this step (a small batch: waking the pool would only add latency)
+    }
     double loss = 0;
     for (int c = 0; c < chunks; ++c) loss += double(slots_.p[size_t(c) * slot_stride_ + P_]);
     return loss / (double(count) * double(spec_.widths.back()));
@@ -426,8 +433,8 @@ class CpuFastBackend final : public Backend {
       }
       t.outs[l] = a;
       a += size_t(spec_.out(l)) * T;
-      const float* W = P + spec_.weight_offset(l);
-      const float* bias = P + spec_.bias_offset(l);
+      const float* W = P + w_off_[size_t(l)];
+      const float* bias = P + b_off_[size_t(l)];
       const int act = int(spec_.activation(l));
       if (l == 0 && L >= 2 && !blas_[0] && !blas_[1]) {
         const int done = forward_first_layers(t, a);
@@ -457,23 +464,23 @@ class CpuFastBackend final : public Backend {
     const bool third = L >= 3 && !blas_[2];
     float* out2 = a + size_t(spec_.out(1)) * T;
     fast::FirstForward f{};
-    f.W0 = P + spec_.weight_offset(0);
-    f.b0 = P + spec_.bias_offset(0);
+    f.W0 = P + w_off_[size_t(0)];
+    f.b0 = P + b_off_[size_t(0)];
     f.nx = spec_.in(0);
     f.X0 = t.ins[0];
     f.ldx = t.ldins[0];
     f.K = spec_.out(0);
     f.act0 = int(spec_.activation(0));
     f.H = t.outs[0];
-    f.W1 = P + spec_.weight_offset(1);
-    f.b1 = P + spec_.bias_offset(1);
+    f.W1 = P + w_off_[size_t(1)];
+    f.b1 = P + b_off_[size_t(1)];
     f.out = spec_.out(1);
     f.Z = t.outs[1];
     f.T = T;
     f.act1 = int(spec_.activation(1));
     f.valid = t.tcount;
-    f.W2 = third ? P + spec_.weight_offset(2) : nullptr;
-    f.b2 = third ? P + spec_.bias_offset(2) : nullptr;
+    f.W2 = third ? P + w_off_[size_t(2)] : nullptr;
+    f.b2 = third ? P + b_off_[size_t(2)] : nullptr;
     f.out2 = third ? spec_.out(2) : 0;
     f.Z2 = out2;
     f.act2 = third ? int(spec_.activation(2)) : 0;
@@ -501,7 +508,7 @@ class CpuFastBackend final : public Backend {
                      int(spec_.activation(L - 1)), D, s.grad.p + loss_off_);
     for (int l = L - 1; l >= 0; --l) {
       const int in = spec_.in(l), out = spec_.out(l);
-      const float* W = P + spec_.weight_offset(l);
+      const float* W = P + w_off_[size_t(l)];
       float* gW = s.grad.p + acc_off_[size_t(l)];
       if (!blas_[size_t(l)] && l > 0) {
         // Weight gradient and D for layer l-1 in one kernel call (fused for narrow layers).
@@ -608,7 +615,7 @@ class CpuFastBackend final : public Backend {
   const Blas* blas_lib_ = nullptr;
   std::string no_blas_reason_;  // why wide layers run in the SIMD kernels, if they do
   int tile_ = kTileSmall, max_chunks_ = 1;
-  std::vector<size_t> acc_off_;
+  std::vector<size_t> acc_off_, w_off_, b_off_;
   size_t acc_size_ = 0, P_ = 0;
   AlignedFloats slots_, grad_, xs_, ys_, rec_;
   uint32_t rec_stride_ = 4;
