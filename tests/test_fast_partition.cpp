@@ -53,6 +53,14 @@ std::vector<int64_t> schedule(const std::vector<int>& sizes, int threads) {
   return work;
 }
 
+const fast::Kernels& kernels_for(const std::string& isa) {
+#if defined(__x86_64__)
+  if (isa == "avx512") return fast::kernels_avx512();
+  if (isa == "avx2") return fast::kernels_avx2();
+#endif
+  return fast::kernels_generic();
+}
+
 }  // namespace
 
 TEST_CASE("the chunks cover the batch in order, in whole quanta, independent of threads", "[fast][partition]") {
@@ -118,12 +126,7 @@ TEST_CASE("the partition keeps up to 64 threads (and more) busy", "[fast][partit
 
 TEST_CASE("the vectorised shuffle gives nnmath.hpp's permutation", "[fast][partition]") {
   for (const std::string& isa : fast_cpu_isas()) {
-    const fast::Kernels* kp = &fast::kernels_generic();
-#if defined(__x86_64__)
-    if (isa == "avx512") kp = &fast::kernels_avx512();
-    if (isa == "avx2") kp = &fast::kernels_avx2();
-#endif
-    const fast::Kernels& k = *kp;
+    const fast::Kernels& k = kernels_for(isa);
     for (uint32_t n : {1u, 2u, 5u, 64u, 1000u, 40000u, 65536u, 65537u}) {
       const ShuffleKey key = make_shuffle_key(n, 42, 7);
       const fast::ShuffleArgs args{key.n, key.half_bits, {key.k[0], key.k[1], key.k[2], key.k[3]}};
@@ -146,12 +149,7 @@ TEST_CASE("lane sums are the halving tree, bit for bit, on every ISA", "[fast][p
   // lane j+L/2 first, then j + j+L/4, ..., as the scalar loop below writes it out. Values
   // of mixed magnitudes, so that another order would round differently.
   for (const std::string& isa : fast_cpu_isas()) {
-    const fast::Kernels* kp = &fast::kernels_generic();
-#if defined(__x86_64__)
-    if (isa == "avx512") kp = &fast::kernels_avx512();
-    if (isa == "avx2") kp = &fast::kernels_avx2();
-#endif
-    const fast::Kernels& k = *kp;
+    const fast::Kernels& k = kernels_for(isa);
     const int L = k.lanes;
     for (size_t n : {size_t(1), size_t(5), size_t(16), size_t(17), size_t(172)}) {
       // 64-byte aligned, as the backend's accumulators
