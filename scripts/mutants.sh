@@ -110,6 +110,16 @@ mutant relu-backward-deep kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
   'v = y > vf{} ? v : vf{};' \
   'v = y >= vf{} ? v : vf{};' \
   'fast kernels: the same in the backward into deeper hidden layers'
+# The mini-batch input paths: records transposed for shuffled tiles, rows read in place for
+# unshuffled ones (test_fast_cpu.cpp runs both against the reference).
+mutant gather-transpose kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
+  'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 2, 3, 6, 7),' \
+  'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 0, 1, 6, 7),' \
+  'fast backend: shuffled tiles take two samples second input from the first'
+mutant unshuffled-in-place kernels/cpu/cpu_fast.cpp '[fast]~[sizes]' \
+  '      t.ins[0] = xs_.p + pos0;' \
+  '      t.ins[0] = xs_.p + size_t(s0);' \
+  'fast backend: unshuffled mini-batches read the first batch inputs every step'
 mutant minibatch-last-dropped core/backend.cpp '[batch],[sizes]' \
   'p.batches = (n + p.batch - 1) / p.batch;' \
   'p.batches = n / p.batch;' \

@@ -2,6 +2,7 @@
 // thread-count determinism, on seeded random nets with awkward sizes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -118,14 +119,21 @@ TEST_CASE("fast backend matches the reference backend on random nets", "[fast]")
       Params init = init_params(spec, Init::glorot_uniform, 3);
       for (int l = 0; l < spec.layers(); ++l)  // non-zero biases: relu kinks not all at one place
         for (int o = 0; o < spec.out(l); ++o) init.b(l)[o] = 0.05f * float(o % 5) - 0.1f;
-      for (int batch : {0, c.samples > 1 ? (c.samples + 2) / 3 : 1}) {
-        const Run ref = train_with(make_cpu_reference_backend(data, options(spec, batch, 1)), init, epochs);
+      // Full batch; mini-batches shuffled (tiles gathered from per-sample records) and not:
+      // tiles read in place where whole at 16-aligned positions (a batch of whole quanta,
+      // mode 2), else copied (a third of the samples, not a multiple of 16 for most sizes).
+      for (int mode = 0; mode < 4; ++mode) {
+        const int ragged = c.samples > 1 ? (c.samples + 2) / 3 : 1;
+        const int batch = mode == 0 ? 0 : mode == 2 ? std::max(64, ragged / 64 * 64) : ragged;
+        BackendOptions ref_opt = options(spec, batch, 1), fast_opt = options(spec, batch, 2);
+        ref_opt.shuffle = fast_opt.shuffle = mode == 1;
+        const Run ref = train_with(make_cpu_reference_backend(data, ref_opt), init, epochs);
         for (const std::string& isa : fast_cpu_isas()) {
           FastCpuTuning tuning;
           tuning.isa = isa;
           tuning.blas_min_width = c.blas_min;
-          const Run got = train_with(make_cpu_fast_backend(data, options(spec, batch, 2), tuning), init, epochs);
-          INFO(describe(c, act, batch, isa));
+          const Run got = train_with(make_cpu_fast_backend(data, fast_opt, tuning), init, epochs);
+          INFO(describe(c, act, batch, isa) << (mode >= 2 ? ", no shuffle" : ""));
           for (int e = 0; e < epochs; ++e) {
             INFO("epoch " << e + 1);
             const double want = ref.losses[size_t(e)];

@@ -6,7 +6,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
 #include <queue>
 #include <vector>
 
@@ -47,6 +51,14 @@ std::vector<int64_t> schedule(const std::vector<int>& sizes, int threads) {
     free.push({at + w, t});
   }
   return work;
+}
+
+const fast::Kernels& kernels_for(const std::string& isa) {
+#if defined(__x86_64__)
+  if (isa == "avx512") return fast::kernels_avx512();
+  if (isa == "avx2") return fast::kernels_avx2();
+#endif
+  return fast::kernels_generic();
 }
 
 }  // namespace
@@ -114,12 +126,7 @@ TEST_CASE("the partition keeps up to 64 threads (and more) busy", "[fast][partit
 
 TEST_CASE("the vectorised shuffle gives nnmath.hpp's permutation", "[fast][partition]") {
   for (const std::string& isa : fast_cpu_isas()) {
-    const fast::Kernels* kp = &fast::kernels_generic();
-#if defined(__x86_64__)
-    if (isa == "avx512") kp = &fast::kernels_avx512();
-    if (isa == "avx2") kp = &fast::kernels_avx2();
-#endif
-    const fast::Kernels& k = *kp;
+    const fast::Kernels& k = kernels_for(isa);
     for (uint32_t n : {1u, 2u, 5u, 64u, 1000u, 40000u, 65536u, 65537u}) {
       const ShuffleKey key = make_shuffle_key(n, 42, 7);
       const fast::ShuffleArgs args{key.n, key.half_bits, {key.k[0], key.k[1], key.k[2], key.k[3]}};
@@ -133,6 +140,38 @@ TEST_CASE("the vectorised shuffle gives nnmath.hpp's permutation", "[fast][parti
       }
       INFO("isa " << isa << ", n " << n);
       CHECK(got == want);
+    }
+  }
+}
+
+TEST_CASE("lane sums are the halving tree, bit for bit, on every ISA", "[fast][partition]") {
+  // The chunk slots' values depend on this order (and the results' bits on them): lane j +
+  // lane j+L/2 first, then j + j+L/4, ..., as the scalar loop below writes it out. Values
+  // of mixed magnitudes, so that another order would round differently.
+  for (const std::string& isa : fast_cpu_isas()) {
+    const fast::Kernels& k = kernels_for(isa);
+    const int L = k.lanes;
+    for (size_t n : {size_t(1), size_t(5), size_t(16), size_t(17), size_t(172)}) {
+      // 64-byte aligned, as the backend's accumulators
+      std::unique_ptr<float, decltype(&std::free)> buf(
+          static_cast<float*>(std::aligned_alloc(64, (n * size_t(L) * sizeof(float) + 63) / 64 * 64)), &std::free);
+      float* acc = buf.get();
+      uint32_t r = 12345;
+      for (size_t i = 0; i < n * size_t(L); ++i) {
+        float& a = acc[i];
+        r = r * 1664525u + 1013904223u;
+        a = float(int(r >> 8) % 2001 - 1000) * std::ldexp(1.0f, int(r % 13) - 6) / 7.0f;
+      }
+      std::vector<float> got(n, -1.0f), want(n);
+      for (size_t p = 0; p < n; ++p) {
+        std::vector<float> v(acc + p * size_t(L), acc + (p + 1) * size_t(L));
+        for (int h = L / 2; h >= 1; h /= 2)
+          for (int j = 0; j < h; ++j) v[size_t(j)] = v[size_t(j)] + v[size_t(j + h)];
+        want[p] = v[0];
+      }
+      k.lane_reduce(acc, n, got.data());
+      INFO("isa " << isa << ", " << n << " accumulators");
+      CHECK(std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0);
     }
   }
 }

@@ -133,9 +133,9 @@ int pick_blas_min(int requested) {
 struct Scratch {
   AlignedFloats act;    // rows of every layer's output, tile_ each
   AlignedFloats delta;  // 2 × max_width rows
-  AlignedFloats x, y;   // gathered tile (mini-batch)
-  AlignedFloats grad;   // per layer: lanes-wide (SIMD layer) or scalar (BLAS layer) sums
-  AlignedFloats loss;   // lanes
+  AlignedFloats x;      // gathered tile (mini-batch): input rows, then target rows
+  AlignedFloats grad;   // per layer: lanes-wide (SIMD layer) or scalar (BLAS layer) sums,
+                        // then the loss (lanes wide)
   std::vector<uint32_t> rows;  // the tile's data rows (mini-batch)
 };
 
@@ -168,6 +168,10 @@ class CpuFastBackend final : public Backend {
                                  round_up(size_t(std::max(plan_.batch, 1)), size_t(fast::kTileQuantum))));
     // Gradient accumulator layout (per thread) and the chunk slots.
     const size_t lanes = size_t(k_->lanes);
+    for (int l = 0; l < L; ++l) {  // (ModelSpec computes them by a loop over the layers)
+      w_off_.push_back(spec_.weight_offset(l));
+      b_off_.push_back(spec_.bias_offset(l));
+    }
     acc_off_.resize(size_t(L));
     size_t acc = 0;
     for (int l = 0; l < L; ++l) {
@@ -175,20 +179,52 @@ class CpuFastBackend final : public Backend {
       const size_t n = size_t(spec_.in(l)) * spec_.out(l) + spec_.out(l);
       acc += round_up(blas_[size_t(l)] ? n : n * lanes, 16);  // 64-byte aligned rows for the kernels
     }
-    acc_size_ = acc;
+    loss_off_ = acc;
+    acc_size_ = acc + lanes;
     P_ = spec_.param_count();
+    // A chunk's slot: its gradient in the flat parameter layout, then its loss at P_; rows
+    // padded to whole 64-byte vectors (reduce_adam reads whole vectors).
+    slot_stride_ = round_up(P_ + 1, 16);
+    // The lane sums at the end of a chunk, as runs of accumulators that are contiguous both
+    // in the accumulators and in the slot (one lane_reduce call per run: a 2->20->5->1 net
+    // and its loss are one run of 172 accumulators instead of four calls with ragged tails).
+    for (int l = 0; l <= L; ++l) {
+      const bool loss = l == L;
+      const bool blas = !loss && blas_[size_t(l)];
+      const size_t n = loss ? 1 : size_t(spec_.in(l)) * spec_.out(l) + spec_.out(l);
+      const size_t a = loss ? loss_off_ : acc_off_[size_t(l)], d = loss ? P_ : w_off_[size_t(l)];
+      if (!runs_.empty()) {
+        LaneRun& r = runs_.back();
+        if (!blas && !r.blas && r.acc + r.n * lanes == a && r.slot + r.n == d) {
+          r.n += n;
+          continue;
+        }
+      }
+      runs_.push_back(LaneRun{a, d, n, blas});
+    }
     // Chunks: a function of the batch size and the model only (never of the thread count).
     // The last batch of an epoch may be short, with its own chunk count.
     max_chunks_ = 1;
     for (int b : {0, plan_.batches - 1}) max_chunks_ = std::max(max_chunks_, chunks_for(plan_.size(b)));
-    slots_ = AlignedFloats(size_t(max_chunks_) * P_);
-    slot_loss_.assign(size_t(max_chunks_), 0.0);
+    slots_ = AlignedFloats(size_t(max_chunks_) * slot_stride_);
     grad_ = AlignedFloats(P_);
     sum_.assign(P_, 0.0);
 
-    // Full batch: the data once in feature-major rows, padded with zeros to whole tiles.
-    if (plan_.batches == 1) {
-      ld_ = round_up(size_t(data.n), size_t(tile_));
+    // The data once in the layout its tiles are read from. Full and unshuffled batches:
+    // feature-major rows, padded with zeros past the last sample by at least one tile quantum
+    // (a tile of T samples starting anywhere before n ends before ld_). Shuffled batches: one
+    // record per sample (inputs, then targets), so that a sample's values share a cache line.
+    const int nf = data.inputs + data.outputs;
+    rec_stride_ = uint32_t(nf <= 4 ? 4 : round_up(size_t(nf), 16));
+    if (plan_.shuffle) {
+      rec_ = AlignedFloats(size_t(data.n) * rec_stride_);
+      for (int s = 0; s < data.n; ++s) {
+        float* r = rec_.p + size_t(s) * rec_stride_;
+        std::copy_n(data.x.data() + size_t(s) * data.inputs, data.inputs, r);
+        std::copy_n(data.y.data() + size_t(s) * data.outputs, data.outputs, r + data.inputs);
+      }
+    } else {
+      ld_ = round_up(size_t(data.n) + fast::kTileQuantum, 16);
       xs_ = AlignedFloats(size_t(data.inputs) * ld_);
       ys_ = AlignedFloats(size_t(data.outputs) * ld_);
       for (int s = 0; s < data.n; ++s) {
@@ -203,10 +239,9 @@ class CpuFastBackend final : public Backend {
     for (auto& s : scratch_) {
       s.act = AlignedFloats(act_rows * tile_);
       s.delta = AlignedFloats(2 * size_t(spec_.max_width()) * tile_);
-      s.x = AlignedFloats(size_t(data.inputs) * tile_);
-      s.y = AlignedFloats(size_t(data.outputs) * tile_);
+      // Gathered inputs, then targets (one gather_rows call fills both: rows tile_ apart).
+      s.x = AlignedFloats(size_t(nf) * tile_);
       s.grad = AlignedFloats(acc_size_);
-      s.loss = AlignedFloats(lanes);
       s.rows.assign(size_t(tile_), 0);
     }
     pool_ = std::make_unique<ThreadPool>(threads_);
@@ -262,7 +297,7 @@ class CpuFastBackend final : public Backend {
                                as.step_size};
     auto reduce_update = [&](size_t begin, size_t end) {
       if (optim_.is_adam()) {
-        k_->reduce_adam(slots_.p, P_, chunks, begin, end, params_.values.data(), optim_.adam_m(), optim_.adam_v(),
+        k_->reduce_adam(slots_.p, slot_stride_, chunks, begin, end, params_.values.data(), optim_.adam_m(), optim_.adam_v(),
                         ah);
         return;
       }
@@ -272,7 +307,7 @@ class CpuFastBackend final : public Backend {
       double* sum = sum_.data();
       for (size_t k = begin; k < end; ++k) sum[k] = 0.0;
       for (int c = 0; c < chunks; ++c) {
-        const float* slot = slots_.p + size_t(c) * P_;
+        const float* slot = slots_.p + size_t(c) * slot_stride_;
         for (size_t k = begin; k < end; ++k) sum[k] += double(slot[k]);
       }
       for (size_t k = begin; k < end; ++k) grad_.p[k] = float(sum[k]);
@@ -284,13 +319,20 @@ class CpuFastBackend final : public Backend {
     // counter. Each parameter's sum runs over the chunks in order whoever computes it, so
     // the bits do not depend on the thread count, and no serial part is left between two
     // regions (it was ~3-4.5 us of a ~160 us epoch on 2 threads, the other core idle).
-    const size_t per = P_ >= kParallelUpdate ? 4096 : 32, blocks = (P_ + per - 1) / per;
+    // Parameter blocks: about two per thread, of 16 to 64 parameters (a block's sums run
+    // side by side: 64 parameters cost half as much per parameter as 16 on one thread;
+    // reduce_adam microbenchmark) or 4096 for big nets. Which thread sums a block does not
+    // change any sum, so the blocks may depend on the thread count.
+    const int threads = step_threads(count);
+    const size_t per = P_ >= kParallelUpdate
+                           ? 4096
+                           : std::clamp<size_t>(round_up((P_ + 2 * threads - 1) / (2 * threads), 16), 16, 64);
+    const size_t blocks = (P_ + per - 1) / per;
     // Runs of chunks are claimed with one atomic add each (cpu_fast_partition.hpp's
     // claim_size: big runs first, single chunks at the end), and counted done once per run.
-    const int threads = step_threads(count);
     std::atomic<int> next{0}, done{0};
     std::atomic<size_t> next_block{0};
-    const std::function<void(int)> work = [&](int tid) {
+    auto body = [&](int tid) {
       for (;;) {
         const int want = fast::claim_size(chunks - next.load(std::memory_order_relaxed), threads);
         const int first = next.fetch_add(want, std::memory_order_relaxed);
@@ -303,12 +345,15 @@ class CpuFastBackend final : public Backend {
       for (size_t k; (k = next_block.fetch_add(1, std::memory_order_relaxed)) < blocks;)
         reduce_update(k * per, std::min(P_, (k + 1) * per));
     };
-    if (threads > 1 && (chunks > 1 || P_ >= kParallelUpdate))
+    if (threads > 1 && (chunks > 1 || P_ >= kParallelUpdate)) {
+      // (One reference captured: std::function keeps it without a heap allocation per step.)
+      const std::function<void(int)> work = [&body](int tid) { body(tid); };
       pool_->run(work, P_ >= kParallelUpdate ? threads : std::min(threads, chunks));
-    else
-      work(0);  // one thread for this step (a small batch: waking the pool would only add latency)
+    } else {
+      body(0);  // one thread for this step (a small batch: waking the pool would only add latency)
+    }
     double loss = 0;
-    for (int c = 0; c < chunks; ++c) loss += slot_loss_[size_t(c)];
+    for (int c = 0; c < chunks; ++c) loss += double(slots_.p[size_t(c) * slot_stride_ + P_]);
     return loss / (double(count) * double(spec_.widths.back()));
   }
 
@@ -348,7 +393,7 @@ class CpuFastBackend final : public Backend {
       if (blas_[size_t(l)])
         std::memset(s.grad.p + acc_off_[size_t(l)], 0,
                     (size_t(spec_.in(l)) * spec_.out(l) + spec_.out(l)) * sizeof(float));
-    std::memset(s.loss.p, 0, size_t(k_->lanes) * sizeof(float));
+    std::memset(s.grad.p + loss_off_, 0, size_t(k_->lanes) * sizeof(float));
     const float two_over_count = 2.0f / (float(count) * float(data_.outputs));
     const int end = fast::chunk_begin(count, chunks, c + 1);
     TileLayers t;
@@ -364,18 +409,23 @@ class CpuFastBackend final : public Backend {
     chunk_to_slot(s, c);
   }
 
-  // The tile's inputs and targets: the data itself for full batch, else gathered rows.
+  // The tile's inputs and targets: the feature-major data itself where the tile lies there
+  // whole (full batch; unshuffled mini-batches at aligned positions), else copied or
+  // gathered rows, zero past the tile's real samples.
   void tile_input(Scratch& s, int b, const ShuffleKey& key, int s0, TileLayers& t) {
-    if (plan_.batches == 1) {
-      t.ins[0] = xs_.p + s0;
-      t.Y = ys_.p + s0;
+    const size_t pos0 = size_t(b) * size_t(plan_.batch) + size_t(s0);
+    if (!plan_.shuffle && (plan_.batches == 1 || (t.tcount == t.T && pos0 % 16 == 0))) {
+      // (A mini-batch's short last tile is copied instead: its padding lanes would otherwise
+      // hold the next batch's samples.)
+      t.ins[0] = xs_.p + pos0;
+      t.Y = ys_.p + pos0;
       t.ldins[0] = t.ldy = ld_;
-    } else {
-      gather(s, b, key, s0, t.tcount, t.T);
-      t.ins[0] = s.x.p;
-      t.Y = s.y.p;
-      t.ldins[0] = t.ldy = size_t(t.T);
+      return;
     }
+    gather(s, b, key, s0, t.tcount, t.T);
+    t.ins[0] = s.x.p;
+    t.Y = s.x.p + size_t(data_.inputs) * t.T;
+    t.ldins[0] = t.ldy = size_t(t.T);
   }
 
   // Forward: act(l) = f(W_l act(l-1) + b_l), rows of T samples, into the scratch's act rows.
@@ -390,8 +440,8 @@ class CpuFastBackend final : public Backend {
       }
       t.outs[l] = a;
       a += size_t(spec_.out(l)) * T;
-      const float* W = P + spec_.weight_offset(l);
-      const float* bias = P + spec_.bias_offset(l);
+      const float* W = P + w_off_[size_t(l)];
+      const float* bias = P + b_off_[size_t(l)];
       const int act = int(spec_.activation(l));
       if (l == 0 && L >= 2 && !blas_[0] && !blas_[1]) {
         const int done = forward_first_layers(t, a);
@@ -421,23 +471,23 @@ class CpuFastBackend final : public Backend {
     const bool third = L >= 3 && !blas_[2];
     float* out2 = a + size_t(spec_.out(1)) * T;
     fast::FirstForward f{};
-    f.W0 = P + spec_.weight_offset(0);
-    f.b0 = P + spec_.bias_offset(0);
+    f.W0 = P + w_off_[size_t(0)];
+    f.b0 = P + b_off_[size_t(0)];
     f.nx = spec_.in(0);
     f.X0 = t.ins[0];
     f.ldx = t.ldins[0];
     f.K = spec_.out(0);
     f.act0 = int(spec_.activation(0));
     f.H = t.outs[0];
-    f.W1 = P + spec_.weight_offset(1);
-    f.b1 = P + spec_.bias_offset(1);
+    f.W1 = P + w_off_[size_t(1)];
+    f.b1 = P + b_off_[size_t(1)];
     f.out = spec_.out(1);
     f.Z = t.outs[1];
     f.T = T;
     f.act1 = int(spec_.activation(1));
     f.valid = t.tcount;
-    f.W2 = third ? P + spec_.weight_offset(2) : nullptr;
-    f.b2 = third ? P + spec_.bias_offset(2) : nullptr;
+    f.W2 = third ? P + w_off_[size_t(2)] : nullptr;
+    f.b2 = third ? P + b_off_[size_t(2)] : nullptr;
     f.out2 = third ? spec_.out(2) : 0;
     f.Z2 = out2;
     f.act2 = third ? int(spec_.activation(2)) : 0;
@@ -462,10 +512,10 @@ class CpuFastBackend final : public Backend {
     float* D = s.delta.p;
     float* Dn = s.delta.p + size_t(spec_.max_width()) * T;
     k_->output_delta(t.outs[L - 1], t.Y, t.ldy, data_.outputs, t.tcount, T, two_over_count,
-                     int(spec_.activation(L - 1)), D, s.loss.p);
+                     int(spec_.activation(L - 1)), D, s.grad.p + loss_off_);
     for (int l = L - 1; l >= 0; --l) {
       const int in = spec_.in(l), out = spec_.out(l);
-      const float* W = P + spec_.weight_offset(l);
+      const float* W = P + w_off_[size_t(l)];
       float* gW = s.grad.p + acc_off_[size_t(l)];
       if (!blas_[size_t(l)] && l > 0) {
         // Weight gradient and D for layer l-1 in one kernel call (fused for narrow layers).
@@ -501,48 +551,45 @@ class CpuFastBackend final : public Backend {
     }
   }
 
-  // Lanes -> chunk c's slot, in the flat parameter layout, and the chunk's loss.
+  // Lanes -> chunk c's slot: the gradient in the flat parameter layout, then the loss.
   void chunk_to_slot(Scratch& s, int c) {
-    float* slot = slots_.p + size_t(c) * P_;
-    for (int l = 0; l < spec_.layers(); ++l) {
-      const size_t n = size_t(spec_.in(l)) * spec_.out(l) + spec_.out(l);
-      float* dst = slot + spec_.weight_offset(l);  // W then b: contiguous, as in the accumulator
-      const float* src = s.grad.p + acc_off_[size_t(l)];
-      if (blas_[size_t(l)])
-        std::memcpy(dst, src, n * sizeof(float));
+    float* slot = slots_.p + size_t(c) * slot_stride_;
+    for (const LaneRun& r : runs_) {
+      if (r.blas)
+        std::memcpy(slot + r.slot, s.grad.p + r.acc, r.n * sizeof(float));
       else
-        k_->lane_reduce(src, n, dst);
+        k_->lane_reduce(s.grad.p + r.acc, r.n, slot + r.slot);
     }
-    float loss = 0;
-    k_->lane_reduce(s.loss.p, 1, &loss);
-    slot_loss_[size_t(c)] = double(loss);
   }
 
-  // The tile's samples of batch b, feature-major, zero beyond tcount. Shuffled positions
-  // come from the vectorised permutation kernel (the scalar shuffle_index was ~3x the
-  // multiply-adds of a 2->20->5->1 sample). The copy runs feature by feature (contiguous
-  // stores, one index load per value): a sample-by-sample loop with an inner loop over
-  // features cost ~48 instructions per sample of 2 inputs and 1 output, ~40 % of the
-  // kernels' own (callgrind), and ~8 now.
+  // The tile's samples of batch b, feature-major, zero beyond tcount: shuffled positions
+  // from the vectorised permutation kernel, their rows gathered from the feature-major data
+  // (vector gathers: the scalar copy from the sample-major data was ~10 % of a shuffled step
+  // at batch 1024), or an unshuffled run of positions copied row by row.
   void gather(Scratch& s, int b, const ShuffleKey& key, int s0, int tcount, int T) {
-    const int n_in = data_.inputs, n_out = data_.outputs;
     const uint32_t pos0 = uint32_t(b) * uint32_t(plan_.batch) + uint32_t(s0);
-    const uint32_t* rows = s.rows.data();
     if (plan_.shuffle) {
       const fast::ShuffleArgs args{key.n, key.half_bits, {key.k[0], key.k[1], key.k[2], key.k[3]}};
       k_->shuffle_rows(args, pos0, tcount, s.rows.data());
+      if (uint64_t(data_.n) * rec_stride_ < (uint64_t(1) << 31)) {
+        k_->gather_rows(rec_.p, rec_stride_, data_.inputs + data_.outputs, s.rows.data(), tcount, T, s.x.p);
+      } else {  // too many records for 32-bit vector indices
+        for (int f = 0; f < data_.inputs + data_.outputs; ++f) {
+          float* dst = s.x.p + size_t(f) * T;
+          for (int j = 0; j < tcount; ++j) dst[j] = rec_.p[size_t(s.rows[size_t(j)]) * rec_stride_ + size_t(f)];
+          std::fill(dst + tcount, dst + T, 0.0f);
+        }
+      }
+      return;
     }
     auto copy = [&](const float* src, int n, float* dst) {
-      for (int f = 0; f < n; ++f, ++src, dst += T) {
-        if (plan_.shuffle)
-          for (int j = 0; j < tcount; ++j) dst[j] = src[size_t(rows[j]) * size_t(n)];
-        else
-          for (int j = 0; j < tcount; ++j) dst[j] = src[(size_t(pos0) + size_t(j)) * size_t(n)];
+      for (int f = 0; f < n; ++f, src += ld_, dst += T) {
+        std::memcpy(dst, src + pos0, size_t(tcount) * sizeof(float));
         std::fill(dst + tcount, dst + T, 0.0f);
       }
     };
-    copy(data_.x.data(), n_in, s.x.p);
-    copy(data_.y.data(), n_out, s.y.p);
+    copy(xs_.p, data_.inputs, s.x.p);
+    copy(ys_.p, data_.outputs, s.x.p + size_t(data_.inputs) * T);
   }
 
   // CBLAS enum values (cblas.h): RowMajor 101, NoTrans 111, Trans 112.
@@ -575,10 +622,17 @@ class CpuFastBackend final : public Backend {
   const Blas* blas_lib_ = nullptr;
   std::string no_blas_reason_;  // why wide layers run in the SIMD kernels, if they do
   int tile_ = kTileSmall, max_chunks_ = 1;
-  std::vector<size_t> acc_off_;
+  std::vector<size_t> acc_off_, w_off_, b_off_;
   size_t acc_size_ = 0, P_ = 0;
-  AlignedFloats slots_, grad_, xs_, ys_;
-  std::vector<double> slot_loss_;
+  AlignedFloats slots_, grad_, xs_, ys_, rec_;
+  uint32_t rec_stride_ = 4;
+  size_t slot_stride_ = 0, loss_off_ = 0;
+  // A run of accumulators reduced by one lane_reduce call (or copied: a BLAS layer's).
+  struct LaneRun {
+    size_t acc, slot, n;
+    bool blas;
+  };
+  std::vector<LaneRun> runs_;
   std::vector<double> sum_;  // the chunk-slot reduction's running sums
   size_t ld_ = 0;
   std::vector<Scratch> scratch_;

@@ -18,6 +18,12 @@ static inline float lane_sum(vf v) {  // pairwise: halves, then halves again
   const __m128 s = _mm256_castps256_ps128(v) + _mm256_extractf128_ps(v, 1);
   return (s[0] + s[2]) + (s[1] + s[3]);
 }
+// One vector of floats from base[idx[0..7]] (idx: a vector of 8 indices < 2^31).
+#define NN_HAVE_VGATHER 1
+template <typename VU>
+static inline vf vgather(const float* base, VU idx) {
+  return _mm256_i32gather_ps(base, (__m256i)idx, 4);
+}
 // Register blocks sized for 16 ymm registers: 6 × 2 accumulators (forward), 2 × 4 (gradients).
 constexpr int OB = 6, CB = 2, GOB = 2, IB = 4;
 constexpr const char* kIsaName = "avx2";

@@ -25,27 +25,51 @@ static inline float lane_sum(vf v) {  // pairwise: halves, then halves again (as
 }
 // lane_sum of 16 accumulators at once (out[p] = lane_sum(acc[p*16 .. p*16+16)), p < 16):
 // a transpose network whose four add levels are exactly lane_sum's halving tree (lane j +
-// lane j+8, then j + j+4, then j + j+2, then j + j+1, each pair in the same order), so the
-// same bits in ~46 instructions instead of 16 horizontal sums.
+// lane j+8, then j + j+4, then j + j+2, then j + j+1), so the same bits in ~46 instructions
+// instead of 16 horizontal sums. Each level adds u + t where u is a blend of its two inputs
+// (an ALU operation) and only t a permute: the shuffle units, the bottleneck of the first
+// version (two permutes per add), do half the work (the blends are intrinsics: gcc turns a
+// blend written as a shuffle into a permute). The operands of some adds come in
+// swapped order (x + y for y + x: the same bits). Where each parameter ends up, and that each
+// output is lane_sum's tree, was derived by a symbolic simulation of the network.
 #define NN_HAVE_LANE_SUM16 1
 static inline void lane_sum16(const float* acc, float* out) {
   vf w[8], x[4], y[2];
-  for (int i = 0; i < 8; ++i) {  // lanes j, j+8 of two accumulators
+  for (int i = 0; i < 8; ++i) {  // lanes j, j+8 of two accumulators: [a_j + a_j+8, b_j+8 + b_j]
     const vf a = *reinterpret_cast<const vf*>(acc + (2 * i) * 16), b = *reinterpret_cast<const vf*>(acc + (2 * i + 1) * 16);
-    w[i] = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
-           __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    w[i] = _mm512_mask_blend_ps(0xFF00, a, b) +
+           __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23);
   }
   for (int k = 0; k < 4; ++k)  // j, j+4
-    x[k] = __builtin_shufflevector(w[2 * k], w[2 * k + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
-           __builtin_shufflevector(w[2 * k], w[2 * k + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+    x[k] = _mm512_mask_blend_ps(0xF0F0, w[2 * k], w[2 * k + 1]) +
+           __builtin_shufflevector(w[2 * k], w[2 * k + 1], 4, 5, 6, 7, 16, 17, 18, 19, 12, 13, 14, 15, 24, 25, 26, 27);
   for (int m = 0; m < 2; ++m)  // j, j+2
-    y[m] = __builtin_shufflevector(x[2 * m], x[2 * m + 1], 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29) +
-           __builtin_shufflevector(x[2 * m], x[2 * m + 1], 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
-  // j, j+1; z's lane 4q + r then holds parameter 4r + q.
-  const vf z = __builtin_shufflevector(y[0], y[1], 0, 2, 16, 18, 4, 6, 20, 22, 8, 10, 24, 26, 12, 14, 28, 30) +
-               __builtin_shufflevector(y[0], y[1], 1, 3, 17, 19, 5, 7, 21, 23, 9, 11, 25, 27, 13, 15, 29, 31);
-  const vf r = __builtin_shufflevector(z, z, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    y[m] = _mm512_mask_blend_ps(0xCCCC, x[2 * m], x[2 * m + 1]) +
+           __builtin_shufflevector(x[2 * m], x[2 * m + 1], 2, 3, 16, 17, 6, 7, 20, 21, 10, 11, 24, 25, 14, 15, 28, 29);
+  // j, j+1
+  const vf z = _mm512_mask_blend_ps(0xAAAA, y[0], y[1]) +
+               __builtin_shufflevector(y[0], y[1], 1, 16, 3, 18, 5, 20, 7, 22, 9, 24, 11, 26, 13, 28, 15, 30);
+  const vf r = __builtin_shufflevector(z, z, 0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15);
   __builtin_memcpy(out, &r, sizeof(vf));
+}
+// One vector of floats from base[idx[0..15]] (idx: a vector of 16 indices < 2^31).
+#define NN_HAVE_VGATHER 1
+template <typename VU>
+static inline vf vgather(const float* base, VU idx) {
+  // (masked: gcc 12 warns that the unmasked form reads an uninitialised source)
+  return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), __mmask16(0xFFFF), (__m512i)idx, base, 4);
+}
+// Appends the first `lim` lanes of x that are >= n, and the matching lanes of pos, to
+// pend and where at m (in lane order); returns the new count. Both arrays need 16 spare
+// entries past the result (whole vectors are stored; compress in registers, then a plain
+// store: the memory form of vpcompressd is slow on some cores).
+#define NN_HAVE_APPEND_GE 1
+template <typename VU>
+static inline int append_ge(VU x, VU pos, int lim, uint32_t n, uint32_t* pend, uint32_t* where, int m) {
+  const __mmask16 k = _mm512_mask_cmpge_epu32_mask(__mmask16((1u << lim) - 1u), (__m512i)x, _mm512_set1_epi32(int(n)));
+  _mm512_storeu_si512(pend + m, _mm512_maskz_compress_epi32(k, (__m512i)x));
+  _mm512_storeu_si512(where + m, _mm512_maskz_compress_epi32(k, (__m512i)pos));
+  return m + __builtin_popcount(unsigned(k));
 }
 // Register blocks (32 zmm): forward 6 rows × 4 vectors = 24 accumulators + 4 inputs + 1
 // broadcast; gradients 5 × 4 = 20 accumulators + 9 operands.

@@ -123,6 +123,10 @@ struct Kernels {
   // out[j] = shuffle_index(key, first + j) for j < count: nnmath.hpp's Feistel permutation
   // with cycle walking, LANES indices at a time (integer operations: the same values).
   void (*shuffle_rows)(const ShuffleArgs& key, uint32_t first, int count, uint32_t* out);
+  // dst[f*T + j] = src[rows[j]*stride + f] for f < nf, j < count, and 0 for count <= j < T:
+  // a shuffled tile's rows gathered from the per-sample records (vector gathers where the
+  // ISA has them; rows[j]*stride + nf must be < 2^31).
+  void (*gather_rows)(const float* src, uint32_t stride, int nf, const uint32_t* rows, int count, int T, float* dst);
 };
 
 const Kernels& kernels_generic();
