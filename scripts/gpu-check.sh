@@ -82,6 +82,11 @@ run_ref() {  # run_ref LABEL EPOCHS ARGS...
 }
 run_ref cpu "$CPU_EPOCHS" --device cpu
 run_ref gpu_fused "$EPOCHS" --device gpu --gpu-path fused
+run_ref gpu_fused_v1 "$EPOCHS" --device gpu --gpu-path fused-v1
+# v2's exact-shape kernel with 2 threads per sample instead of 4 (docs/GPU.md, cost model)
+export NNTRAIN_FUSED_V2_THREADS=2
+run_ref gpu_fused_t2 "$EPOCHS" --device gpu --gpu-path fused
+unset NNTRAIN_FUSED_V2_THREADS
 run_ref gpu_cublas "$EPOCHS" --device gpu --gpu-path cublas
 run_ref both "$CPU_EPOCHS" --device both
 run_ref gpu_minibatch "$EPOCHS" --device gpu --batch-size 1000
@@ -113,7 +118,8 @@ def run(label, device):
         return next(r for r in s["runs"] if r["device"] == device)
     except Exception:
         return None
-rows = [("cpu", "cpu", "cpu"), ("gpu fused", "gpu_fused", "gpu"), ("gpu cublas", "gpu_cublas", "gpu"),
+rows = [("cpu", "cpu", "cpu"), ("gpu fused", "gpu_fused", "gpu"), ("gpu fused-v1", "gpu_fused_v1", "gpu"),
+        ("gpu fused, 2 thr/smp", "gpu_fused_t2", "gpu"), ("gpu cublas", "gpu_cublas", "gpu"),
         ("both: cpu", "both", "cpu"), ("both: gpu", "both", "gpu"), ("gpu mini-batch 1000", "gpu_minibatch", "gpu")]
 print(f"{'run':<22}{'train s':>11}{'us/epoch':>11}{'setup s':>10}{'final loss':>13}")
 t = {}
@@ -128,12 +134,16 @@ try:
     p = json.load(open(os.path.join(out, "torch_peer.json")))
     print(f"{'torch eager':<22}{p['eager_seconds']:>11.5f}{1e6 * p['eager_seconds'] / epochs:>11.2f}")
     print(f"{'torch cuda graph':<22}{p['graphed_seconds']:>11.5f}{1e6 * p['graphed_seconds'] / epochs:>11.2f}")
-    best = min(t[k] for k in ("gpu fused", "gpu cublas") if t.get(k))
+    best = min(t[k] for k in ("gpu fused", "gpu fused, 2 thr/smp", "gpu cublas") if t.get(k))
     print(f"\nbest nntrain GPU {best * 1e3:.2f} ms for {epochs} epochs (target <= 10 ms on an H100)")
     print(f"vs torch eager:  {p['eager_seconds'] / best:.1f}x (target >= 20x)")
     print(f"vs torch graphs: {p['graphed_seconds'] / best:.1f}x (target >= 3x)")
 except Exception as e:
     print(f"(no torch comparison: {e})")
+for label in ("gpu_fused", "gpu_fused_t2"):  # the plan: threads per sample, registers per thread
+    r = run(label, "gpu")
+    if r:
+        print(f"{label}: {r.get('details', '')}")
 b_cpu, b_gpu = run("both", "cpu"), run("both", "gpu")
 if b_cpu and b_gpu and b_gpu["train_seconds"] > 0:
     print(f"--device both: gpu {b_cpu['train_seconds'] / b_gpu['train_seconds']:.1f}x faster than cpu"

@@ -1,11 +1,15 @@
 // fused_v2.hpp — the fused small-MLP path, version 2: ONE kernel per optimiser step (one
 // per epoch at full batch).
 //
-// Each block of kV2Tile threads takes kV2Tile samples (one per thread): forward, loss and
-// backward with the layer's activations in registers and the weights broadcast from shared
-// memory; every layer's activations and deltas also go to the thread's column of shared
-// rows, and the weight gradient is then a transposed pass (one thread per parameter, the
-// tile's samples in a fixed order), written as the block's partial. The last block to
+// Each block takes kV2Tile samples, T threads per sample (T = 1, or 4 for the exact shape):
+// forward, loss and backward with the layer's input vector in registers and the weights
+// broadcast from shared memory. With T > 1 the sample's T threads (adjacent lanes of one
+// warp) each compute every T-th output of a layer (and every T-th delta of the backward),
+// exchange them through the sample's column of shared rows and a __syncwarp, so one
+// thread's dependent chain is about 1/T of the sample's. Every layer's activations and
+// deltas go to the sample's column of shared rows, and the weight gradient is then a
+// transposed pass (one thread per parameter, the tile's samples in a fixed order), written
+// as the block's partial. The last block to
 // arrive (an atomic ticket after a fence) sums the partials in block order and applies
 // Adam/SGD. With more than kV2Group blocks there is one more level: the last block of each
 // group of kV2Group blocks sums its group first. Every sum has a fixed order, so two runs
@@ -28,13 +32,20 @@
 
 namespace nntrain::cuda {
 
-constexpr int kV2Tile = 64;    // samples (= threads) per block
-constexpr int kV2Stride = kV2Tile + 4;  // floats between rows of the activation/delta columns (16-byte aligned)
+constexpr int kV2Tile = 64;    // samples per block (threads: kV2Tile × threads per sample)
+constexpr int kV2MaxThreadsPerSample = 4;
+// Floats between rows of the activation/delta columns: 68, a multiple of 4 (rows 16-byte
+// aligned for the float4 gradient pass) and an odd number of 16-byte units, so that the
+// gradient pass's float4 reads of different rows spread over all banks. With T > 1 the
+// threads are mapped to columns so that row writes are conflict-free too (v2_column).
+constexpr int kV2Stride = kV2Tile + 4;
 constexpr int kV2Group = 16;   // blocks summed by one group-last block before the final sum
 
-// The one shape with its own compile-time instantiation (widths and layer count constants):
-// the reference net (configs/peaks.json, small_data.json). Any other net takes a register bucket.
+// The one shape with its own compile-time instantiation (widths, layer count and activations
+// constants): the reference net (configs/peaks.json, small_data.json). Any other net, other
+// activations included, takes a register bucket.
 inline const std::vector<int> kV2ExactShape = {2, 20, 5, 1};
+inline const std::vector<Activation> kV2ExactActivations = {Activation::relu, Activation::relu, Activation::identity};
 
 struct FusedV2Net {
   int layers = 0;
@@ -58,6 +69,7 @@ struct FusedV2Plan {
   FusedV2Net net;
   int bucket = 0;      // K: register arrays of this many floats (run-time widths)
   bool exact = false;  // the net is kV2ExactShape: the kernel compiled for exactly these widths
+  int threads_per_sample = 1;  // T: 4 (or 2) for the exact shape, 1 for the buckets
   size_t smem_bytes = 0;
 };
 
@@ -73,10 +85,15 @@ struct FusedV2Scratch {
 inline int fused_v2_blocks(int count) { return (count + kV2Tile - 1) / kV2Tile; }
 inline int fused_v2_groups(int count) { return (fused_v2_blocks(count) + kV2Group - 1) / kV2Group; }
 
-FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Activation>& acts, size_t smem_optin);
+// Threads per sample of the exact-shape kernel: 4, or 2 (both compiled; see docs/GPU.md).
+constexpr int kV2ExactThreadsDefault = 4;
+
+FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Activation>& acts, size_t smem_optin,
+                          int exact_threads = kV2ExactThreadsDefault);
 
 // Loads the kernel's module and raises its dynamic shared-memory limit to what `plan` needs.
-void prepare_fused_v2(const FusedV2Plan& plan);
+// Returns the kernel's registers per thread (as compiled for this device).
+int prepare_fused_v2(const FusedV2Plan& plan);
 
 // One optimiser step in one kernel: the batch's gradient (written to grad too), the update
 // of w/m/v, and the loss bookkeeping of TrainState (as the v1 reduce kernel does).

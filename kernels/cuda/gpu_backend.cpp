@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,12 +46,22 @@ FusedPlan plan_fused_for(const ModelSpec& spec) {
   return plan_fused(spec.widths, acts, size_t(optin));
 }
 
+// NNTRAIN_FUSED_V2_THREADS=2 or 4 (default 4): threads per sample of the exact-shape v2
+// kernel, a diagnostic for comparing the two on a GPU (docs/GPU.md).
+int exact_threads_from_env() {
+  const char* e = std::getenv("NNTRAIN_FUSED_V2_THREADS");
+  if (e == nullptr || *e == '\0') return cuda::kV2ExactThreadsDefault;
+  const std::string v = e;
+  if (v == "2" || v == "4") return std::stoi(v);
+  throw UsageError("NNTRAIN_FUSED_V2_THREADS: expected 2 or 4, got '" + v + "'");
+}
+
 FusedV2Plan plan_fused_v2_for(const ModelSpec& spec) {
   int optin = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   std::vector<Activation> acts;
   for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
-  return plan_fused_v2(spec.widths, acts, size_t(optin));
+  return plan_fused_v2(spec.widths, acts, size_t(optin), exact_threads_from_env());
 }
 
 // Kernel nodes of a captured graph, counted by the driver (cuGraphGetNodes and
@@ -111,7 +122,7 @@ class GpuBackend final : public Backend {
 
     t = Clock::now();
     load_elementwise_kernels();
-    if (v2_) prepare_fused_v2(v2_plan_);
+    if (v2_) path_why_ += "; " + std::to_string(prepare_fused_v2(v2_plan_)) + " registers per thread";
     else if (fused_) prepare_fused_kernels(fused_plan_);
     setup_.module_seconds = seconds_since(t);
 

@@ -11,9 +11,11 @@
 // fp32 implementations agree to ~1e-7 there; different summation orders only).
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
 #include "fused_v2.hpp"
 #include "gpu_training_util.hpp"
 
@@ -31,13 +33,15 @@ struct NetCase {
 };
 
 // One case per compile-time instantiation: the four register buckets (run-time widths: the
-// generic path, 64 being the fallback for any width up to the limit) and the exact shape.
+// generic path, 64 being the fallback for any width up to the limit) and the exact shape
+// (4 threads per sample), and the exact widths with other activations (a bucket).
 const NetCase kBucketCases[] = {
     {{3, 8, 5, 2}, Activation::tanh, 140, 8, false},
     {{2, 16, 9, 1}, Activation::leaky_relu, 150, 16, false},
     {{2, 24, 5, 1}, Activation::relu, 170, 32, false},
     {{3, 40, 7, 2}, Activation::sigmoid, 135, 64, false},
     {{2, 20, 5, 1}, Activation::relu, 170, 32, true},
+    {{2, 20, 5, 1}, Activation::tanh, 130, 32, false},
 };
 
 BackendOptions options(const std::vector<int>& widths, Activation hidden, const char* path) {
@@ -81,20 +85,37 @@ TEST_CASE("fused v2 plan: buckets, limits and shared memory", "[gpu][fused]") {
   using cuda::plan_fused_v2;
   const std::vector<Activation> r3 = {Activation::relu, Activation::relu, Activation::identity};
   for (const NetCase& c : kBucketCases) {
-    const auto p = plan_fused_v2(c.widths, std::vector<Activation>(c.widths.size() - 1, c.hidden), 64 * 1024);
+    std::vector<Activation> acts(c.widths.size() - 1, c.hidden);
+    acts.back() = Activation::identity;  // as options() builds the net
+    const auto p = plan_fused_v2(c.widths, acts, 64 * 1024);
     INFO("widths " << c.widths[1]);
     CHECK(p.fits);
     CHECK(p.bucket == c.bucket);
     CHECK(p.exact == c.exact);
+    CHECK(p.threads_per_sample == (c.exact ? 4 : 1));
   }
   const auto ref = plan_fused_v2({2, 20, 5, 1}, r3, 48 * 1024);
   CHECK(ref.net.params == 2 * 20 + 20 + 20 * 5 + 5 + 5 + 1);
   CHECK(ref.net.sparams == 20 * 4 + 20 + 5 * 20 + 8 + 1 * 8 + 4);  // rows padded to 4
   // activation rows a_0..a_3 and a row of ones, delta rows of the 3 layers, each 64 + 4
-  // floats; plus a header of the block's scalars (at most 64 bytes)
-  const size_t body = 4 * (220 + size_t(2 + 20 + 5 + 1 + 1 + 20 + 5 + 1) * (64 + 4));
+  // floats; the transposed W_1 and W_2 (20 rows of 5 → 8 floats, 5 rows of 1 → 4); plus a
+  // header of the block's scalars (at most 112 bytes: 8 warps' losses)
+  CHECK(ref.exact);
+  CHECK(ref.threads_per_sample == 4);
+  const size_t body = 4 * (220 + size_t(2 + 20 + 5 + 1 + 1 + 20 + 5 + 1) * (64 + 4) + 20 * 8 + 5 * 4);
   CHECK(ref.smem_bytes > body);
-  CHECK(ref.smem_bytes <= body + 64);
+  CHECK(ref.smem_bytes <= body + 112);
+  const auto ref2 = plan_fused_v2({2, 20, 5, 1}, r3, 48 * 1024, 2);  // the same layout, 2 threads per sample
+  CHECK(ref2.exact);
+  CHECK(ref2.threads_per_sample == 2);
+  CHECK(ref2.smem_bytes == ref.smem_bytes);
+  CHECK_FALSE(plan_fused_v2({2, 20, 5, 1}, r3, 48 * 1024, 3).fits);
+  // the same widths with tanh: a one-thread bucket, no transposed weights
+  const auto r32 = plan_fused_v2({2, 20, 5, 1}, {Activation::tanh, Activation::tanh, Activation::identity}, 48 * 1024);
+  CHECK_FALSE(r32.exact);
+  const size_t body32 = 4 * (220 + size_t(2 + 20 + 5 + 1 + 1 + 20 + 5 + 1) * (64 + 4));
+  CHECK(r32.smem_bytes > body32);
+  CHECK(r32.smem_bytes <= body32 + 112);
   const auto wide = plan_fused_v2({2, 256, 1}, {Activation::relu, Activation::identity}, 227 * 1024);
   CHECK_FALSE(wide.fits);
   CHECK_THAT(wide.why, Catch::Contains("256"));
@@ -131,20 +152,50 @@ TEST_CASE("fused v2: shuffled mini-batches (short last batch) follow the CPU ref
 TEST_CASE("fused v2: more than one group of blocks (two-level ticket)", "[gpu][fused]") {
   // 17 blocks of 64: a group of 16 and a group of 1, then the final sum of the two groups.
   const int n = cuda::kV2Group * cuda::kV2Tile + 50;
-  const auto o = options({2, 6, 1}, Activation::tanh, "fused");
   const Dataset d = gpu_random_data(n, 2, 1, 11);
-  check_against_reference_and_repeat(o, d, 3, 3, 1e-4);
+  check_against_reference_and_repeat(options({2, 6, 1}, Activation::tanh, "fused"), d, 3, 3, 1e-4);
+  // the exact shape: 256 threads per block in the group and final sums
+  const std::string details = check_against_reference_and_repeat(options({2, 20, 5, 1}, Activation::relu, "fused"), d, 2, 2, 1e-4);
+  CHECK_THAT(details, Catch::Contains("exact shape 2-20-5-1"));
 }
 
 // One SGD step with lr = 1 moves each weight by its gradient (up to the rounding of w - g):
 // the gradient recovered from the GPU against the reference's, computed in double.
 TEST_CASE("fused v2: one SGD step recovers the gradient of the double reference", "[gpu][fused]") {
-  // 1 to 257 samples, 2 to 5 layers, the exact shape and buckets 8, 32 and 64.
+  // 1 to 257 samples, 2 to 5 layers, the exact shape (relu) and buckets 8, 32 and 64.
+  check_sgd_step_gradient(GpuPath::fused, {2, 20, 5, 1}, Activation::relu, 65);
   check_sgd_step_gradient(GpuPath::fused, {2, 20, 5, 1}, Activation::tanh, 1);
   check_sgd_step_gradient(GpuPath::fused, {4, 6, 3}, Activation::tanh, 257);
   check_sgd_step_gradient(GpuPath::fused, {3, 17, 2}, Activation::tanh, 129);
   check_sgd_step_gradient(GpuPath::fused, {2, 33, 16, 1}, Activation::tanh, 140);
   check_sgd_step_gradient(GpuPath::fused, {5, 12, 12, 12, 12, 2}, Activation::tanh, 64);
+}
+
+// NNTRAIN_FUSED_V2_THREADS set for the life of the object (the backend reads it when it plans).
+struct ThreadsEnv {
+  explicit ThreadsEnv(const char* v) { setenv("NNTRAIN_FUSED_V2_THREADS", v, 1); }
+  ~ThreadsEnv() { unsetenv("NNTRAIN_FUSED_V2_THREADS"); }
+};
+
+TEST_CASE("fused v2: the exact shape with 2 threads per sample follows the CPU reference; bad values refused",
+          "[gpu][fused]") {
+  const Dataset d = gpu_random_data(150, 2, 1, 17);
+  {
+    const ThreadsEnv env("2");
+    const std::string details =
+        check_against_reference_and_repeat(options({2, 20, 5, 1}, Activation::relu, "fused"), d, 20, 4, 1e-4);
+    CHECK_THAT(details, Catch::Contains("exact shape 2-20-5-1") && Catch::Contains("2 threads per sample"));
+    auto o = options({2, 20, 5, 1}, Activation::relu, "fused");  // mini-batches: 2 steps per epoch
+    o.batch_size = 100;
+    o.shuffle = true;
+    check_against_reference_and_repeat(o, d, 3, 2, 1e-4);
+  }
+  {
+    const ThreadsEnv env("3");
+    CHECK_THROWS_AS(make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused")), UsageError);
+  }
+  CHECK_THAT(make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused"))->details(),
+             Catch::Contains("4 threads per sample"));
 }
 
 TEST_CASE("fused-v1 stays selectable and fused is v2", "[gpu][fused]") {
