@@ -177,7 +177,7 @@ struct ThreadsEnv {
   ~ThreadsEnv() { unsetenv("NNTRAIN_FUSED_V2_THREADS"); }
 };
 
-TEST_CASE("fused v2: the exact shape with 2 threads per sample follows the CPU reference; bad values refused",
+TEST_CASE("fused v2: the exact shape with 2 threads per sample follows the CPU reference, bad values are refused",
           "[gpu][fused]") {
   const Dataset d = gpu_random_data(150, 2, 1, 17);
   {
