@@ -148,7 +148,7 @@ TEST_CASE("sweep bad grid: a key a flag also sets is exit 2", "[sweep][errors]")
   check_bad_grid("--lr 0.1 --grid optimizer.lr=0.1,0.2", "also set by a flag");
 }
 
-TEST_CASE("sweep local: 6 points (lr x widths, one diverging), collected; resume; collect a missing point",
+TEST_CASE("sweep local: 6 points (lr x widths, one diverging), collected, resumed, a missing point collected",
           "[sweep][cli]") {
   const std::string out = fresh_dir("sweep_local");
   const std::string cmd = std::string("sweep ") + kBase + " " + kGrid + " --jobs 2 --out " + out;

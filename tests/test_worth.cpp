@@ -386,7 +386,7 @@ TEST_CASE("without --price or a target the report has no cost or target columns"
   CHECK_THAT(priced, Catch::Contains("| cost/run (EUR) |") && !Catch::Contains("time to target"));
 }
 
-TEST_CASE("train --target-loss: summary.json and the resolved config carry it; unreached is exit 0",
+TEST_CASE("train --target-loss: summary.json and the resolved config carry it, unreached is exit 0",
           "[worth][cli]") {
   const std::string dir = fresh_dir("worth_train");
   auto r = run_nntrain("--config configs/peaks.json --epochs 30 --quiet --target-loss 1e-9 --out " + dir +
