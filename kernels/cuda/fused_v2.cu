@@ -55,6 +55,26 @@ __device__ __forceinline__ void place_exact(int k, float val, float* sw, float* 
     place_exact<Shape, l + 1>(k, val, sw, st, soff + out * in4 + out4, off + out * in + out, l >= 1 ? toff + in * out4 : 0);
 }
 
+// The exact shape: the activation row and the delta row whose product, summed over the tile,
+// is flat parameter k's gradient (a bias: the row of ones), with constant divisions.
+template <class Shape, int l = 0>
+__device__ __forceinline__ void param_rows_exact(int k, int& arow, int& drow, int off = 0, int aoff = 0, int doff = 0) {
+  constexpr int in = Shape::width(l), out = Shape::width(l + 1);
+  if (k < off + out * in) {
+    const int r = k - off, o = r / in;
+    arow = aoff + (r - o * in);
+    drow = doff + o;
+    return;
+  }
+  if (k < off + out * in + out) {
+    arow = Shape::rows();
+    drow = doff + (k - off - out * in);
+    return;
+  }
+  if constexpr (l + 1 < Shape::layers())
+    param_rows_exact<Shape, l + 1>(k, arow, drow, off + out * in + out, aoff + in, doff + out);
+}
+
 // Offset of W_lᵀ (l ≥ 1) in the transposed copy.
 template <class Shape>
 __device__ constexpr int transposed_offset(int l) {
@@ -178,6 +198,7 @@ struct Shape3 {
     for (int l = 0; l < 3; ++l) p += width(l + 1) * (width(l) + 1);
     return p;
   }
+  __device__ static constexpr int rows() { return W0 + W1 + W2 + W3; }  // activation rows (the ones row next)
 };
 
 // Where element k of the padded shared-memory weights comes from in the flat parameters, or
@@ -206,13 +227,15 @@ __device__ __forceinline__ int padded_source(const Shape& sh, int k) {
 // for every version (it hoists the gradient pass's loads), which on an H100 leaves room for
 // 8 warps per SM: the reference's 625 blocks would run in two waves. Five blocks of the exact
 // shape per SM hold all 625 blocks on 132 SMs at once. Turing (sm_75) holds at most 1,024
-// threads per SM (ptxas rejects more), hence 4 there; sm_80 and later hold 1,536 or 2,048.
+// threads per SM (ptxas rejects more): 3 blocks of 256 there (4 would leave 64 registers and
+// a stack frame, and GPGPU-Sim, which runs the sm_75 build, cannot parse ptxas's report of
+// one), 4 of 128; sm_80 and later hold 1,536 or 2,048.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-constexpr int kV2SplitMinBlocks = 4;
+constexpr int v2_split_min_blocks(int T) { return T == 4 ? 3 : 4; }
 #else
-constexpr int kV2SplitMinBlocks = 5;
+constexpr int v2_split_min_blocks(int) { return 5; }
 #endif
-constexpr int v2_min_blocks(int K, int T) { return T > 1 ? kV2SplitMinBlocks : K <= 32 ? 8 : 4; }
+constexpr int v2_min_blocks(int K, int T) { return T > 1 ? v2_split_min_blocks(T) : K <= 32 ? 8 : 4; }
 
 // The tile sample (= column of the activation/delta rows) of thread tid, T threads per
 // sample (adjacent lanes). Rows are 68 floats apart (≡ 4 mod 32 banks), so part p of a sample
@@ -481,17 +504,21 @@ __global__ void __launch_bounds__(kV2Tile * T, v2_min_blocks(K, T)) fused_v2_ker
   // then (0+1)+(2+3)). Lanes on one row read one address (a broadcast).
   const int blocks = gridDim.x, b = blockIdx.x;
   for (int k = tid; k < P; k += NT) {
-    int l = 0;
-    while (l + 1 < L && k >= net.woff[l + 1]) ++l;
-    const int in = net.widths[l];
-    int arow, drow;
-    if (k < net.boff[l]) {
-      const int o = (k - net.woff[l]) / in;
-      arow = net.aoff[l] + (k - net.woff[l] - o * in);
-      drow = net.doff[l] + o;
+    int arow = 0, drow = 0;
+    if constexpr (Shape::kExact) {
+      param_rows_exact<Shape>(k, arow, drow);
     } else {
-      arow = net.rows;
-      drow = net.doff[l] + (k - net.boff[l]);
+      int l = 0;
+      while (l + 1 < L && k >= net.woff[l + 1]) ++l;
+      const int in = net.widths[l];
+      if (k < net.boff[l]) {
+        const int o = (k - net.woff[l]) / in;
+        arow = net.aoff[l] + (k - net.woff[l] - o * in);
+        drow = net.doff[l] + o;
+      } else {
+        arow = net.rows;
+        drow = net.doff[l] + (k - net.boff[l]);
+      }
     }
     const float* ap = sa + arow * SP;
     const float* dp = sd + drow * SP;
