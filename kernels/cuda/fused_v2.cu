@@ -292,17 +292,18 @@ __global__ void __launch_bounds__(kV2Tile * T, v2_min_blocks(K, T)) fused_v2_ker
 #pragma unroll
     for (int r = 0; r < (Shape::params() + NT - 1) / NT; ++r)
       if (tid + r * NT < P) place_exact<Shape>(tid + r * NT, w[tid + r * NT], sw, st);
-  } else
-  for (int k0 = tid; k0 < sparams; k0 += LR * NT) {
-    float t[LR];
+  } else {
+    for (int k0 = tid; k0 < sparams; k0 += LR * NT) {
+      float t[LR];
 #pragma unroll
-    for (int r = 0; r < LR; ++r) {
-      const int k = k0 + r * NT, src = k < sparams ? padded_source(sh, k) : -1;
-      t[r] = src >= 0 ? w[src] : 0.0f;
+      for (int r = 0; r < LR; ++r) {
+        const int k = k0 + r * NT, src = k < sparams ? padded_source(sh, k) : -1;
+        t[r] = src >= 0 ? w[src] : 0.0f;
+      }
+#pragma unroll
+      for (int r = 0; r < LR; ++r)
+        if (k0 + r * NT < sparams) sw[k0 + r * NT] = t[r];
     }
-#pragma unroll
-    for (int r = 0; r < LR; ++r)
-      if (k0 + r * NT < sparams) sw[k0 + r * NT] = t[r];
   }
   if (tid < S) sa[net.rows * SP + tid] = 1.0f;  // the row of ones: a bias gradient is delta · 1
 
@@ -390,9 +391,9 @@ __global__ void __launch_bounds__(kV2Tile * T, v2_min_blocks(K, T)) fused_v2_ker
   // the sample's column of the delta rows (all layers kept: the gradient pass reads them).
   if constexpr (T > 1) {
     // This thread computes delta_l[i] for i = part, part + T, ...: the sum over the layer's
-    // outputs in order, as with one thread per sample (the same bits), from scalar weight
-    // reads (the T threads of a sample read T neighbouring floats), into the sample's column;
-    // then the whole of delta_l is reloaded into registers for the layer below.
+    // outputs in order, as with one thread per sample (the same bits), into the sample's
+    // column (the exact shape reads row i of W_lᵀ as float4s, any other shape single floats
+    // of W_l); then the whole of delta_l is reloaded into registers for the layer below.
     {
       float* dcol = sd + net.doff[L - 1] * SP + smp;
 #pragma unroll
@@ -501,7 +502,8 @@ __global__ void __launch_bounds__(kV2Tile * T, v2_min_blocks(K, T)) fused_v2_ker
 
   // The block's partial gradient, transposed: thread t takes parameters t, t + NT, ... and
   // sums delta · a over the tile's S samples in a fixed order (four interleaved accumulators,
-  // then (0+1)+(2+3)). Lanes on one row read one address (a broadcast).
+  // then (0+1)+(2+3)). Lanes on one row read one address (a broadcast); lanes on different
+  // rows (68 floats apart) spread over the banks.
   const int blocks = gridDim.x, b = blockIdx.x;
   for (int k = tid; k < P; k += NT) {
     int arow = 0, drow = 0;
