@@ -26,4 +26,11 @@ inline std::string fused_shape_problem(const std::vector<int>& widths) {
   return "";
 }
 
+// What both fused plans refuse before sizing anything: a net whose activations do not match
+// its layers ("malformed network"), or one beyond the limits above. "" when neither.
+inline std::string fused_plan_problem(const std::vector<int>& widths, size_t activations) {
+  if (widths.size() < 2 || activations != widths.size() - 1) return "malformed network";
+  return fused_shape_problem(widths);
+}
+
 }  // namespace nntrain::cuda

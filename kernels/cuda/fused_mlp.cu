@@ -205,15 +205,11 @@ size_t fused_smem_bytes(const FusedNet& net, int tile) {
 
 FusedPlan plan_fused(const std::vector<int>& widths, const std::vector<Activation>& acts, size_t smem_optin) {
   FusedPlan p;
-  const int L = int(widths.size()) - 1;
-  if (L < 1 || int(acts.size()) != L) {
-    p.why = "malformed network";
-    return p;
-  }
-  if (const std::string why = fused_shape_problem(widths); !why.empty()) {
+  if (const std::string why = fused_plan_problem(widths, acts.size()); !why.empty()) {
     p.why = why;
     return p;
   }
+  const int L = int(widths.size()) - 1;
   FusedNet& n = p.net;
   n.layers = L;
   int off = 0, rows = 0;

@@ -611,15 +611,11 @@ FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Acti
     p.why = "threads per sample of the exact shape: 2 or 4";
     return p;
   }
-  const int L = int(widths.size()) - 1;
-  if (L < 1 || int(acts.size()) != L) {
-    p.why = "malformed network";
-    return p;
-  }
-  if (const std::string why = fused_shape_problem(widths); !why.empty()) {
+  if (const std::string why = fused_plan_problem(widths, acts.size()); !why.empty()) {
     p.why = why;
     return p;
   }
+  const int L = int(widths.size()) - 1;
   FusedV2Net& n = p.net;
   n.layers = L;
   int off = 0, soff = 0, rows = 0;
