@@ -33,8 +33,8 @@ mutant fast-partial-tile kernels/cpu/cpu_fast.cpp '[sizes]' \
   's0 + tile_ <= end; s0 += t.T)' \
   'fast backend skips the last partial tile of every chunk'
 mutant fast-sgd-last-chunk kernels/cpu/cpu_fast.cpp '[sizes]' \
-  'for (int c = 0; c < chunks; ++c) {' \
-  'for (int c = 0; c < chunks - 1; ++c) {' \
+  'for (int c = 0; c < a.chunks; ++c) {' \
+  'for (int c = 0; c < a.chunks - 1; ++c) {' \
   'fast backend SGD reduction drops the last chunk'
 mutant peaks-cube core/dataset.cpp '[data]' \
   'x / 5 - x * x * x - y * y * y * y * y' \

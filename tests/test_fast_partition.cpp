@@ -32,21 +32,27 @@ std::vector<int> chunk_sizes(int count, size_t params) {
   return v;
 }
 
-// The samples each of `threads` equally fast threads computes when, as in the backend,
-// a free thread claims the next claim_size(remaining, threads) chunks (the earliest free
-// thread first; ties to the lowest index).
-std::vector<int64_t> schedule(const std::vector<int>& sizes, int threads) {
+// The samples each of `threads` equally fast threads computes when, as in the backend, a
+// free thread takes the next chunk of its own run (owned_begin), else the next unclaimed
+// chunk of thread t+1's run, t+2's, … (the earliest free thread first; ties to the lowest
+// index). `late` threads start that much later (a worker woken late, or descheduled).
+std::vector<int64_t> schedule(const std::vector<int>& sizes, int threads, int64_t late = 0, int late_threads = 0) {
   using Slot = std::pair<int64_t, int>;  // (time free, thread)
   std::priority_queue<Slot, std::vector<Slot>, std::greater<Slot>> free;
-  for (int t = 0; t < threads; ++t) free.push({0, t});
-  std::vector<int64_t> work(size_t(threads), 0);
   const int chunks = int(sizes.size());
-  for (int next = 0; next < chunks;) {
+  std::vector<int> next(static_cast<size_t>(threads)), end(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    free.push({t >= threads - late_threads ? late : 0, t});
+    next[size_t(t)] = fast::owned_begin(chunks, threads, t);
+    end[size_t(t)] = fast::owned_begin(chunks, threads, t + 1);
+  }
+  std::vector<int64_t> work(size_t(threads), 0);
+  for (int left = chunks; left > 0; --left) {
     const auto [at, t] = free.top();
     free.pop();
-    const int last = std::min(chunks, next + fast::claim_size(chunks - next, threads));
-    int64_t w = 0;
-    for (; next < last; ++next) w += sizes[size_t(next)];
+    int owner = t;
+    for (int k = 0; k < threads && next[size_t(owner)] == end[size_t(owner)]; ++k) owner = (t + k + 1) % threads;
+    const int64_t w = sizes[size_t(next[size_t(owner)]++)];
     work[size_t(t)] += w;
     free.push({at + w, t});
   }
@@ -120,6 +126,27 @@ TEST_CASE("the partition keeps up to 64 threads (and more) busy", "[fast][partit
       // 64+ chunks).
       if (count >= 65536 && threads <= 64) CHECK(balance >= 0.8);
       if (count >= 16384 && threads == 64) CHECK(speedup >= 48);
+    }
+  }
+}
+
+TEST_CASE("a late thread's run is taken by the others", "[fast][partition]") {
+  // A worker that joins late (or never: a descheduled thread the region does not wait for)
+  // must not hold the step back: the others take its run, from its front.
+  for (int count : {1024, 4096, 40000}) {
+    const std::vector<int> sizes = chunk_sizes(count, kRefParams);
+    for (int threads : {2, 3, 8}) {
+      INFO("batch " << count << ", " << threads << " threads");
+      const int64_t never = int64_t(1) << 40;
+      const std::vector<int64_t> work = schedule(sizes, threads, never, 1);
+      CHECK(work.back() == 0);
+      int64_t total = 0;
+      for (int64_t w : work) total += w;
+      CHECK(total == count);
+      // Late by half the step's per-thread share: it computes about half its share.
+      const std::vector<int64_t> half = schedule(sizes, threads, count / threads / 2, 1);
+      CHECK(half.back() < int64_t(count / threads));
+      CHECK(*std::max_element(half.begin(), half.end()) <= count / threads + count / threads / 2 + 256);
     }
   }
 }

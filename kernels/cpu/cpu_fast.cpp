@@ -10,8 +10,9 @@
 //     gradients accumulate in the thread's per-chunk accumulators (one per SIMD lane);
 //   - at the end of a chunk the lanes are summed in a fixed order into that chunk's slot;
 //   - the chunk slots are summed in chunk order (in double) and Adam (nnmath.hpp) applied.
-// Threads claim runs of whole chunks from a counter; a chunk's result does not depend on
-// which thread computed it, so 1, 2 or 128 threads give the same bits.
+// Each thread computes its own run of the chunks, then helps with the others' (claimed one
+// at a time from per-thread counters); a chunk's result does not depend on which thread
+// computed it, so 1, 2 or 128 threads give the same bits.
 //
 // Why ~610 lines in one file: the backend class holds the buffers every stage shares (the
 // tile scratch, chunk slots, BLAS flags, accumulator offsets); its stages (set-up, the step's
@@ -67,6 +68,12 @@ constexpr int kTileBlas = 256;
 constexpr int kMinParallelBatch = 512;
 // Parameter counts above this reduce and update in parallel; below, threads cost more.
 constexpr size_t kParallelUpdate = 16384;
+// Reductions of at most this many slot floats (chunks x parameters) are done by thread 0
+// alone: 4,096 floats are ~0.6 us on one core (16 chunks of the 2->20->5->1 net, batch
+// 4096), about what sharing them costs in transfers between cores (the workers' wait for
+// the last chunk, the block counter, the slots and the Adam state moving between caches).
+// The reference experiment's full batch (157 chunks, ~4 us) is shared.
+constexpr size_t kSoloReduce = 4096;
 
 struct AlignedFloats {
   float* p = nullptr;
@@ -147,6 +154,7 @@ class CpuFastBackend final : public Backend {
     const auto t0 = std::chrono::steady_clock::now();
     k_ = &pick_kernels(tuning.isa);
     threads_ = opt.threads > 0 ? opt.threads : hardware_threads();
+    absent_worker_ = tuning.absent_worker;
     const int L = spec_.layers();
     blas_min_ = pick_blas_min(tuning.blas_min_width);
     blas_.assign(size_t(L), false);
@@ -244,6 +252,8 @@ class CpuFastBackend final : public Backend {
       s.grad = AlignedFloats(acc_size_);
       s.rows.assign(size_t(tile_), 0);
     }
+    claims_.reset(new ClaimCounter[size_t(threads_)]);
+    step_fn_ = [this](int tid) { step_body(tid); };
     pool_ = std::make_unique<ThreadPool>(threads_);
     // Touch every thread once so stacks, scratch pages and the spin loop are live.
     pool_->run([](int) {});
@@ -286,75 +296,120 @@ class CpuFastBackend final : public Backend {
   SetupReport setup() const override { return setup_; }
 
  private:
+  // The current step's parameters (step()), read by every thread of its region.
+  struct StepArgs {
+    uint64_t seq;  // the step's number, from 1
+    int b, count, chunks, threads;
+    bool shared_reduce;
+    size_t per, blocks;  // the reduction's parameter blocks
+    ShuffleKey key;
+    AdamStep as;
+    fast::AdamScalars ah;
+  };
+
   // One batch: loss and gradient over its chunks, then one optimiser step. Returns the loss.
+  //
+  // One parallel region per step. Its parameters are written to cur_ (two cache lines the
+  // workers read through `this`, instead of a chain of references into this thread's stack:
+  // each link would be one more transfer between cores before a worker's first chunk). The
+  // chunks are claimed as cpu_fast_partition.hpp describes (each thread its own run, from its
+  // own counter, then the others'); each thread adds the chunks it computed to done_ once.
+  // Then the chunk-slot reduction and the optimiser update: for a small reduction (a few
+  // chunks of a small net: well under a microsecond) thread 0 alone, once done_ counts every
+  // chunk, while the workers leave; for a bigger one every thread, in parameter blocks from a
+  // counter. Each parameter's sum runs over the chunks in order whoever computes it, so the
+  // bits do not depend on the thread count, and no serial part is left between two regions.
   double step(int b, const ShuffleKey& key) {
-    const int count = plan_.size(b);
-    const int chunks = chunks_for(count);
-    const AdamStep as = optim_.advance();
+    StepArgs& a = cur_;
+    a.seq = ++step_seq_;
+    a.b = b;
+    a.count = plan_.size(b);
+    a.chunks = chunks_for(a.count);
+    a.key = key;
+    a.as = optim_.advance();
     const AdamHyper& hy = optim_.hyper();
-    const fast::AdamScalars ah{float(hy.beta1),        float(1.0 - hy.beta1), float(hy.beta2),
-                               float(1.0 - hy.beta2), float(hy.eps),         as.bias2_sqrt,
-                               as.step_size};
-    auto reduce_update = [&](size_t begin, size_t end) {
-      if (optim_.is_adam()) {
-        k_->reduce_adam(slots_.p, slot_stride_, chunks, begin, end, params_.values.data(), optim_.adam_m(), optim_.adam_v(),
-                        ah);
-        return;
-      }
-      // Each parameter's sum runs over the chunks in order (from 0.0). The chunk loop is
-      // outside so that the parameters' sums are independent (vectorised) instead of one
-      // dependent chain of double adds per parameter (measured ~11 us of a 180 us epoch).
-      double* sum = sum_.data();
-      for (size_t k = begin; k < end; ++k) sum[k] = 0.0;
-      for (int c = 0; c < chunks; ++c) {
-        const float* slot = slots_.p + size_t(c) * slot_stride_;
-        for (size_t k = begin; k < end; ++k) sum[k] += double(slot[k]);
-      }
-      for (size_t k = begin; k < end; ++k) grad_.p[k] = float(sum[k]);
-      optim_.update_range(params_.values.data(), grad_.p, as, begin, end);
-    };
-    // One parallel region per step: chunks from a counter; once every chunk is done (all
-    // were taken by threads inside the region, which finish them without waiting), the
-    // chunk-slot reduction and the optimiser update in parameter blocks, again from a
-    // counter. Each parameter's sum runs over the chunks in order whoever computes it, so
-    // the bits do not depend on the thread count, and no serial part is left between two
-    // regions (it was ~3-4.5 us of a ~160 us epoch on 2 threads, the other core idle).
+    a.ah = fast::AdamScalars{float(hy.beta1),        float(1.0 - hy.beta1), float(hy.beta2),
+                             float(1.0 - hy.beta2), float(hy.eps),         a.as.bias2_sqrt,
+                             a.as.step_size};
+    const int threads = step_threads(a.count);
+    // Threads taking part: no more than the chunks, unless the update alone is worth sharing.
+    a.threads = P_ >= kParallelUpdate ? threads : std::min(threads, a.chunks);
+    a.shared_reduce = a.threads > 1 && size_t(a.chunks) * P_ > kSoloReduce;
     // Parameter blocks: about two per thread, of 16 to 64 parameters (a block's sums run
     // side by side: 64 parameters cost half as much per parameter as 16 on one thread;
     // reduce_adam microbenchmark) or 4096 for big nets. Which thread sums a block does not
     // change any sum, so the blocks may depend on the thread count.
-    const int threads = step_threads(count);
-    const size_t per = P_ >= kParallelUpdate
-                           ? 4096
-                           : std::clamp<size_t>(round_up((P_ + 2 * threads - 1) / (2 * threads), 16), 16, 64);
-    const size_t blocks = (P_ + per - 1) / per;
-    // Runs of chunks are claimed with one atomic add each (cpu_fast_partition.hpp's
-    // claim_size: big runs first, single chunks at the end), and counted done once per run.
-    std::atomic<int> next{0}, done{0};
-    std::atomic<size_t> next_block{0};
-    auto body = [&](int tid) {
-      for (;;) {
-        const int want = fast::claim_size(chunks - next.load(std::memory_order_relaxed), threads);
-        const int first = next.fetch_add(want, std::memory_order_relaxed);
-        if (first >= chunks) break;
-        const int last = std::min(chunks, first + want);
-        for (int c = first; c < last; ++c) run_chunk(scratch_[size_t(tid)], b, key, count, chunks, c);
-        done.fetch_add(last - first, std::memory_order_acq_rel);
-      }
-      for (unsigned spins = 0; done.load(std::memory_order_acquire) < chunks; ++spins) wait_a_little(spins);
-      for (size_t k; (k = next_block.fetch_add(1, std::memory_order_relaxed)) < blocks;)
-        reduce_update(k * per, std::min(P_, (k + 1) * per));
-    };
-    if (threads > 1 && (chunks > 1 || P_ >= kParallelUpdate)) {
-      // (One reference captured: std::function keeps it without a heap allocation per step.)
-      const std::function<void(int)> work = [&body](int tid) { body(tid); };
-      pool_->run(work, P_ >= kParallelUpdate ? threads : std::min(threads, chunks));
-    } else {
-      body(0);  // one thread for this step (a small batch: waking the pool would only add latency)
-    }
+    a.per = P_ >= kParallelUpdate
+                ? 4096
+                : std::clamp<size_t>(round_up((P_ + 2 * a.threads - 1) / (2 * a.threads), 16), 16, 64);
+    a.blocks = a.shared_reduce ? (P_ + a.per - 1) / a.per : 1;
+    if (!a.shared_reduce) a.per = P_;
+    done_.store(0, std::memory_order_relaxed);  // published by the region's start
+    next_block_.store(0, std::memory_order_relaxed);
+    if (a.threads > 1)
+      pool_->run(step_fn_, a.threads);
+    else
+      step_body(0);  // one thread for this step (a small batch: waking the pool would only add latency)
     double loss = 0;
-    for (int c = 0; c < chunks; ++c) loss += double(slots_.p[size_t(c) * slot_stride_ + P_]);
-    return loss / (double(count) * double(spec_.widths.back()));
+    for (int c = 0; c < a.chunks; ++c) loss += double(slots_.p[size_t(c) * slot_stride_ + P_]);
+    return loss / (double(a.count) * double(spec_.widths.back()));
+  }
+
+  // A thread's part of a step (cur_): its own chunks, then any left in the others' runs,
+  // then its part of the reduction and update.
+  void step_body(int tid) {
+    if (tid > 0 && tid == absent_worker_) return;  // (tests: FastCpuTuning::absent_worker)
+    const StepArgs& a = cur_;
+    Scratch& s = scratch_[size_t(tid)];
+    int mine = 0;
+    for (int k = 0; k < a.threads; ++k) {
+      const int owner = (tid + k) % a.threads;
+      for (int c; (c = claim(a, owner)) >= 0; ++mine) run_chunk(s, a.b, a.key, a.count, a.chunks, c);
+    }
+    if (mine > 0) done_.fetch_add(mine, std::memory_order_acq_rel);
+    if (!a.shared_reduce && tid != 0) return;
+    // Every chunk was claimed by a thread inside the region, which finishes it without
+    // waiting for anyone, so this wait ends.
+    for (unsigned spins = 0; done_.load(std::memory_order_acquire) < a.chunks; ++spins) wait_a_little(spins);
+    for (size_t k; (k = next_block_.fetch_add(1, std::memory_order_relaxed)) < a.blocks;)
+      reduce_update(a, k * a.per, std::min(P_, (k + 1) * a.per));
+  }
+
+  // The next unclaimed chunk of `owner`'s run in this step, claimed; -1 when none is left.
+  // A counter holds (step number << kClaimShift | chunks of the run claimed so far): one left
+  // by an earlier step reads as none claimed, so counters are never reset (steps never
+  // overlap: a region ends only when every thread inside has left it).
+  int claim(const StepArgs& a, int owner) {
+    std::atomic<uint64_t>& counter = claims_[size_t(owner)].v;
+    const int first = fast::owned_begin(a.chunks, a.threads, owner);
+    const uint64_t run = uint64_t(fast::owned_begin(a.chunks, a.threads, owner + 1) - first);
+    uint64_t v = counter.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t taken = (v >> kClaimShift) == a.seq ? (v & kClaimMask) : 0;
+      if (taken >= run) return -1;
+      if (counter.compare_exchange_weak(v, (a.seq << kClaimShift) | (taken + 1), std::memory_order_relaxed))
+        return first + int(taken);
+    }
+  }
+
+  // The chunk slots summed in chunk order and the optimiser step, for parameters begin … end.
+  void reduce_update(const StepArgs& a, size_t begin, size_t end) {
+    if (optim_.is_adam()) {
+      k_->reduce_adam(slots_.p, slot_stride_, a.chunks, begin, end, params_.values.data(), optim_.adam_m(),
+                      optim_.adam_v(), a.ah);
+      return;
+    }
+    // Each parameter's sum runs over the chunks in order (from 0.0). The chunk loop is
+    // outside so that the parameters' sums are independent (vectorised) instead of one
+    // dependent chain of double adds per parameter (measured ~11 us of a 180 us epoch).
+    double* sum = sum_.data();
+    for (size_t k = begin; k < end; ++k) sum[k] = 0.0;
+    for (int c = 0; c < a.chunks; ++c) {
+      const float* slot = slots_.p + size_t(c) * slot_stride_;
+      for (size_t k = begin; k < end; ++k) sum[k] += double(slot[k]);
+    }
+    for (size_t k = begin; k < end; ++k) grad_.p[k] = float(sum[k]);
+    optim_.update_range(params_.values.data(), grad_.p, a.as, begin, end);
   }
 
   int chunks_for(int count) const { return fast::chunk_count(count, P_); }
@@ -617,6 +672,7 @@ class CpuFastBackend final : public Backend {
   Params params_;
   const Kernels* k_ = nullptr;
   int threads_ = 1;
+  int absent_worker_ = 0;
   int blas_min_ = 0;
   std::vector<bool> blas_;
   const Blas* blas_lib_ = nullptr;
@@ -636,6 +692,18 @@ class CpuFastBackend final : public Backend {
   std::vector<double> sum_;  // the chunk-slot reduction's running sums
   size_t ld_ = 0;
   std::vector<Scratch> scratch_;
+  alignas(64) StepArgs cur_{};
+  uint64_t step_seq_ = 0;
+  // One claim counter per thread (claim()), each in its own cache line.
+  static constexpr int kClaimShift = 24;  // chunks per batch < 2^24 (chunk_count: <= 2^20)
+  static constexpr uint64_t kClaimMask = (uint64_t(1) << kClaimShift) - 1;
+  struct alignas(64) ClaimCounter {
+    std::atomic<uint64_t> v{0};
+  };
+  std::unique_ptr<ClaimCounter[]> claims_;
+  alignas(64) std::atomic<int> done_{0};       // chunks computed in the current step
+  alignas(64) std::atomic<size_t> next_block_{0};  // the next parameter block to reduce
+  std::function<void(int)> step_fn_;  // step_body, built once (no allocation per step)
   std::unique_ptr<ThreadPool> pool_;
   SetupReport setup_;
   long long epoch_ = 0;

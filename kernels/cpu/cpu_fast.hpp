@@ -19,6 +19,9 @@ struct FastCpuTuning {
   // A layer goes through OpenBLAS sgemm when min(in, out) >= this (and the build has
   // OpenBLAS); -1 = the measured default kFastBlasMinWidth, or NNTRAIN_FAST_BLAS_MIN.
   int blas_min_width = -1;
+  // Tests: this worker (1 … threads - 1) never takes part in a step, as if it were
+  // descheduled for the whole run; the other threads must do its chunks. 0 = none.
+  int absent_worker = 0;
 };
 
 // Measured switch point (docs/BENCHMARKS.md, "BLAS switch point").

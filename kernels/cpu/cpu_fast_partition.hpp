@@ -51,15 +51,15 @@ inline int chunk_begin(int count, int chunks, int c) {
   return int(std::min<int64_t>(count, (q * c) / chunks * kPartitionQuantum));
 }
 
-// The schedule: a thread that is free claims the next `claim_size` chunks from a shared
-// counter (one atomic operation per claim, not per chunk). Claims shrink as the batch runs
-// out (a quarter of each thread's share of what is left, at least one chunk), so threads
-// finish within about one chunk of each other, and hold at most kClaimMax chunks (2048
-// samples of 256-sample chunks, as one of the old fixed chunks): a thread descheduled on a
-// busy machine keeps no more work from the others than before.
-constexpr int kClaimMax = 8;
-inline int claim_size(int remaining, int threads) {
-  return std::clamp(remaining / (4 * std::max(threads, 1)), 1, kClaimMax);
+// The schedule: each of a step's `threads` threads owns a contiguous run of the chunks
+// (owned_begin(t) … owned_begin(t + 1), as even as whole chunks allow) and claims them one
+// at a time from its own counter, which lives in its own cache line: a thread's claims cost
+// no transfer between cores unless another thread takes from the same run. A thread whose
+// run is done takes the next unclaimed chunk of thread t+1's run, then t+2's, … (wrapping),
+// so a thread that is late or descheduled on a busy machine has its chunks done by the
+// others, and threads finish within about one chunk of each other.
+inline int owned_begin(int chunks, int threads, int t) {
+  return int(int64_t(chunks) * t / std::max(threads, 1));
 }
 
 }  // namespace nntrain::fast
