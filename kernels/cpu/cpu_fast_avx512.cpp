@@ -32,6 +32,9 @@ static inline float lane_sum(vf v) {  // pairwise: halves, then halves again (as
 // blend written as a shuffle into a permute). The operands of some adds come in
 // swapped order (x + y for y + x: the same bits). Where each parameter ends up, and that each
 // output is lane_sum's tree, was derived by a symbolic simulation of the network.
+#define NN_HAVE_MASKED_IO 1
+static inline vf vload_n(const float* p, size_t n) { return _mm512_maskz_loadu_ps(__mmask16((1u << n) - 1), p); }
+static inline void vstore_n(float* p, vf x, size_t n) { _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1), x); }
 #define NN_HAVE_LANE_SUM16 1
 static inline void lane_sum16(const float* acc, float* out) {
   vf w[8], x[4], y[2];
