@@ -116,6 +116,12 @@ mutant gather-transpose kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
   'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 2, 3, 6, 7),' \
   'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 0, 1, 6, 7),' \
   'fast backend: shuffled tiles take two samples second input from the first'
+# The schedule: a worker that joins a step late must not take a chunk again once the
+# parameter blocks have started (their claims reuse the chunks' counters with the next tag).
+mutant claim-later-tag kernels/cpu/cpu_fast.cpp '[determinism]' \
+  'if ((v >> kClaimShift) > tag) return -1;' \
+  'if (false) return -1;' \
+  'fast backend: a late worker takes chunks again during the reduction'
 mutant unshuffled-in-place kernels/cpu/cpu_fast.cpp '[fast]~[sizes]' \
   '      t.ins[0] = xs_.p + pos0;' \
   '      t.ins[0] = xs_.p + size_t(s0);' \

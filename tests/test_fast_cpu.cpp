@@ -156,7 +156,7 @@ TEST_CASE("fast backend matches the reference backend on random nets", "[fast]")
   }
 }
 
-TEST_CASE("fast backend gives bit-identical results for 1, 2 and 3 threads, one of them absent", "[fast][determinism]") {
+TEST_CASE("fast backend gives bit-identical results for 1, 2 and 3 threads, one of them absent or late", "[fast][determinism]") {
   const int wide = kFastBlasMinWidth + 3;
   const std::vector<Case> cases = {
       {{2, 20, 5, 1}, 5000, -1},
@@ -177,11 +177,18 @@ TEST_CASE("fast backend gives bit-identical results for 1, 2 and 3 threads, one 
         INFO(describe(c, spec.hidden, batch, isa));
         const Run one = train_with(make_cpu_fast_backend(data, options(spec, batch, 1), tuning), init, 6);
         // 2 and 3 threads; and 3 threads of which one never takes part (descheduled for the
-        // whole run): the others must take its run of chunks.
-        for (const auto& [threads, absent] : {std::pair{2, 0}, std::pair{3, 0}, std::pair{3, 1}, std::pair{3, 2}}) {
-          INFO(threads << " threads" << (absent ? ", worker " + std::to_string(absent) + " absent" : std::string()));
+        // whole run: the others must take its run of chunks), or joins and then sleeps (the
+        // others have done everything by the time it looks: it must take nothing again).
+        struct Threads {
+          int threads, absent, late;
+        };
+        for (const Threads& th : {Threads{2, 0, 0}, Threads{3, 0, 0}, Threads{3, 1, 0}, Threads{3, 2, 0},
+                                  Threads{3, 0, 1}, Threads{3, 0, 2}}) {
+          const int threads = th.threads;
+          INFO(threads << " threads, worker absent " << th.absent << ", late " << th.late);
           FastCpuTuning t = tuning;
-          t.absent_worker = absent;
+          t.absent_worker = th.absent;
+          t.late_worker = th.late;
           const Run more = train_with(make_cpu_fast_backend(data, options(spec, batch, threads), t), init, 6);
           CHECK(std::memcmp(more.losses.data(), one.losses.data(), one.losses.size() * sizeof(float)) == 0);
           CHECK(std::memcmp(more.params.values.data(), one.params.values.data(),

@@ -155,6 +155,7 @@ class CpuFastBackend final : public Backend {
     k_ = &pick_kernels(tuning.isa);
     threads_ = opt.threads > 0 ? opt.threads : hardware_threads();
     absent_worker_ = tuning.absent_worker;
+    late_worker_ = tuning.late_worker;
     const int L = spec_.layers();
     blas_min_ = pick_blas_min(tuning.blas_min_width);
     blas_.assign(size_t(L), false);
@@ -345,7 +346,6 @@ class CpuFastBackend final : public Backend {
     a.blocks = a.shared_reduce ? (P_ + a.per - 1) / a.per : 1;
     if (!a.shared_reduce) a.per = P_;
     done_.store(0, std::memory_order_relaxed);  // published by the region's start
-    next_block_.store(0, std::memory_order_relaxed);
     if (a.threads > 1)
       pool_->run(step_fn_, a.threads);
     else
@@ -359,36 +359,47 @@ class CpuFastBackend final : public Backend {
   // then its part of the reduction and update.
   void step_body(int tid) {
     if (tid > 0 && tid == absent_worker_) return;  // (tests: FastCpuTuning::absent_worker)
+    if (tid > 0 && tid == late_worker_) std::this_thread::sleep_for(std::chrono::microseconds(200));  // (tests)
     const StepArgs& a = cur_;
     Scratch& s = scratch_[size_t(tid)];
     int mine = 0;
     for (int k = 0; k < a.threads; ++k) {
       const int owner = (tid + k) % a.threads;
-      for (int c; (c = claim(a, owner)) >= 0; ++mine) run_chunk(s, a.b, a.key, a.count, a.chunks, c);
+      for (int64_t c; (c = claim(owner, 2 * a.seq, a.chunks, a.threads)) >= 0; ++mine)
+        run_chunk(s, a.b, a.key, a.count, a.chunks, int(c));
     }
     if (mine > 0) done_.fetch_add(mine, std::memory_order_acq_rel);
     if (!a.shared_reduce && tid != 0) return;
     // Every chunk was claimed by a thread inside the region, which finishes it without
     // waiting for anyone, so this wait ends.
     for (unsigned spins = 0; done_.load(std::memory_order_acquire) < a.chunks; ++spins) wait_a_little(spins);
-    for (size_t k; (k = next_block_.fetch_add(1, std::memory_order_relaxed)) < a.blocks;)
-      reduce_update(a, k * a.per, std::min(P_, (k + 1) * a.per));
+    // The parameter blocks, claimed as the chunks were (the same counters, the next tag).
+    const int reducers = a.shared_reduce ? a.threads : 1;
+    for (int k = 0; k < reducers; ++k) {
+      const int owner = (tid + k) % reducers;
+      for (int64_t blk; (blk = claim(owner, 2 * a.seq + 1, int64_t(a.blocks), reducers)) >= 0;)
+        reduce_update(a, size_t(blk) * a.per, std::min(P_, size_t(blk + 1) * a.per));
+    }
   }
 
-  // The next unclaimed chunk of `owner`'s run in this step, claimed; -1 when none is left.
-  // A counter holds (step number << kClaimShift | chunks of the run claimed so far): one left
-  // by an earlier step reads as none claimed, so counters are never reset (steps never
-  // overlap: a region ends only when every thread inside has left it).
-  int claim(const StepArgs& a, int owner) {
+  // The next unclaimed item of `owner`'s run of `items` split over `threads`, claimed; -1
+  // when none is left. A counter holds (tag << kClaimShift | items of the run claimed so
+  // far), the tag being 2 x the step's number for its chunks and that + 1 for its parameter
+  // blocks. Tags only grow: a smaller one is left from an earlier phase and reads as none
+  // claimed (so counters are never reset), a bigger one means this phase is over (the blocks
+  // start only once every chunk is done; a thread that computed no chunk may still be
+  // looking for one then, and must not take a chunk again).
+  int64_t claim(int owner, uint64_t tag, int64_t items, int threads) {
     std::atomic<uint64_t>& counter = claims_[size_t(owner)].v;
-    const int first = fast::owned_begin(a.chunks, a.threads, owner);
-    const uint64_t run = uint64_t(fast::owned_begin(a.chunks, a.threads, owner + 1) - first);
+    const int64_t first = fast::owned_begin(items, threads, owner);
+    const uint64_t run = uint64_t(fast::owned_begin(items, threads, owner + 1) - first);
     uint64_t v = counter.load(std::memory_order_relaxed);
     for (;;) {
-      const uint64_t taken = (v >> kClaimShift) == a.seq ? (v & kClaimMask) : 0;
+      if ((v >> kClaimShift) > tag) return -1;
+      const uint64_t taken = (v >> kClaimShift) == tag ? (v & kClaimMask) : 0;
       if (taken >= run) return -1;
-      if (counter.compare_exchange_weak(v, (a.seq << kClaimShift) | (taken + 1), std::memory_order_relaxed))
-        return first + int(taken);
+      if (counter.compare_exchange_weak(v, (tag << kClaimShift) | (taken + 1), std::memory_order_relaxed))
+        return first + int64_t(taken);
     }
   }
 
@@ -672,7 +683,7 @@ class CpuFastBackend final : public Backend {
   Params params_;
   const Kernels* k_ = nullptr;
   int threads_ = 1;
-  int absent_worker_ = 0;
+  int absent_worker_ = 0, late_worker_ = 0;
   int blas_min_ = 0;
   std::vector<bool> blas_;
   const Blas* blas_lib_ = nullptr;
@@ -702,7 +713,6 @@ class CpuFastBackend final : public Backend {
   };
   std::unique_ptr<ClaimCounter[]> claims_;
   alignas(64) std::atomic<int> done_{0};       // chunks computed in the current step
-  alignas(64) std::atomic<size_t> next_block_{0};  // the next parameter block to reduce
   std::function<void(int)> step_fn_;  // step_body, built once (no allocation per step)
   std::unique_ptr<ThreadPool> pool_;
   SetupReport setup_;

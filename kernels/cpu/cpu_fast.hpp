@@ -22,6 +22,10 @@ struct FastCpuTuning {
   // Tests: this worker (1 … threads - 1) never takes part in a step, as if it were
   // descheduled for the whole run; the other threads must do its chunks. 0 = none.
   int absent_worker = 0;
+  // Tests: this worker joins every step and then sleeps 200 us before it looks for work, as
+  // if descheduled at the worst moment: the others have done its chunks (and the reduction)
+  // by then, and it must take nothing again. 0 = none.
+  int late_worker = 0;
 };
 
 // Measured switch point (docs/BENCHMARKS.md, "BLAS switch point").

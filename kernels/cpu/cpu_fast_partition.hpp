@@ -58,8 +58,9 @@ inline int chunk_begin(int count, int chunks, int c) {
 // run is done takes the next unclaimed chunk of thread t+1's run, then t+2's, … (wrapping),
 // so a thread that is late or descheduled on a busy machine has its chunks done by the
 // others, and threads finish within about one chunk of each other.
-inline int owned_begin(int chunks, int threads, int t) {
-  return int(int64_t(chunks) * t / std::max(threads, 1));
+// (The same split hands out the parameter blocks of a shared reduction.)
+inline int64_t owned_begin(int64_t items, int threads, int t) {
+  return items * t / std::max(threads, 1);
 }
 
 }  // namespace nntrain::fast
