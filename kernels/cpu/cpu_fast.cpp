@@ -69,10 +69,11 @@ constexpr int kMinParallelBatch = 512;
 // Parameter counts above this reduce and update in parallel; below, threads cost more.
 constexpr size_t kParallelUpdate = 16384;
 // Reductions of at most this many slot floats (chunks x parameters) are done by thread 0
-// alone: 4,096 floats are ~0.6 us on one core (16 chunks of the 2->20->5->1 net, batch
+// alone: 4,096 floats are ~0.5 us on one core (16 chunks of the 2->20->5->1 net, batch
 // 4096), about what sharing them costs in transfers between cores (the workers' wait for
-// the last chunk, the block counter, the slots and the Adam state moving between caches).
-// The reference experiment's full batch (157 chunks, ~4 us) is shared.
+// the last chunk, the slots and the Adam state moving between caches). Measured at batch
+// 1024 on 2 threads: 5.37 us per step alone against 6.05 shared (docs/BENCHMARKS.md). The
+// reference experiment's full batch (157 chunks, ~3 us) is shared.
 constexpr size_t kSoloReduce = 4096;
 
 struct AlignedFloats {
@@ -317,8 +318,8 @@ class CpuFastBackend final : public Backend {
   // own counter, then the others'); each thread adds the chunks it computed to done_ once.
   // Then the chunk-slot reduction and the optimiser update: for a small reduction (a few
   // chunks of a small net: well under a microsecond) thread 0 alone, once done_ counts every
-  // chunk, while the workers leave; for a bigger one every thread, in parameter blocks from a
-  // counter. Each parameter's sum runs over the chunks in order whoever computes it, so the
+  // chunk, while the workers leave; for a bigger one every thread, in parameter blocks claimed
+  // as the chunks are. Each parameter's sum runs over the chunks in order whoever computes it, so the
   // bits do not depend on the thread count, and no serial part is left between two regions.
   double step(int b, const ShuffleKey& key) {
     StepArgs& a = cur_;

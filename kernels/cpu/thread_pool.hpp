@@ -28,7 +28,7 @@ class ThreadPool {
   // and returns when fn(0) has returned and every worker that joined has left. A worker
   // that has not joined by the time fn(0) returns (descheduled on a busy machine) skips the
   // region instead of making everyone wait for it. So fn must hand out its work
-  // dynamically (a shared counter) and the caller's fn(0) must take whatever is left:
+  // dynamically (claims from counters) and the caller's fn(0) must take whatever is left:
   // every item is done by someone, whoever joins. Which thread does which item must not
   // change results: items write per-item slots, reduced afterwards in a fixed order.
   //
