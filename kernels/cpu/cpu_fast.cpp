@@ -318,9 +318,10 @@ class CpuFastBackend final : public Backend {
   // own counter, then the others'); each thread adds the chunks it computed to done_ once.
   // Then the chunk-slot reduction and the optimiser update: for a small reduction (a few
   // chunks of a small net: well under a microsecond) thread 0 alone, once done_ counts every
-  // chunk, while the workers leave; for a bigger one every thread, in parameter blocks claimed
-  // as the chunks are. Each parameter's sum runs over the chunks in order whoever computes it, so the
-  // bits do not depend on the thread count, and no serial part is left between two regions.
+  // chunk, while the workers leave; for a bigger one every thread, in parameter blocks
+  // claimed as the chunks are. Each parameter's sum runs over the chunks in order whoever
+  // computes it, so the bits do not depend on the thread count, and no serial part is left
+  // between two regions.
   double step(int b, const ShuffleKey& key) {
     StepArgs& a = cur_;
     a.seq = ++step_seq_;
@@ -360,7 +361,8 @@ class CpuFastBackend final : public Backend {
   // then its part of the reduction and update.
   void step_body(int tid) {
     if (tid > 0 && tid == absent_worker_) return;  // (tests: FastCpuTuning::absent_worker)
-    if (tid > 0 && tid == late_worker_) std::this_thread::sleep_for(std::chrono::microseconds(200));  // (tests)
+    if (tid > 0 && tid == late_worker_)  // (tests: FastCpuTuning::late_worker)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
     const StepArgs& a = cur_;
     Scratch& s = scratch_[size_t(tid)];
     int mine = 0;
