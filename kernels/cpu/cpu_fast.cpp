@@ -338,15 +338,16 @@ class CpuFastBackend final : public Backend {
     // Threads taking part: no more than the chunks, unless the update alone is worth sharing.
     a.threads = P_ >= kParallelUpdate ? threads : std::min(threads, a.chunks);
     a.shared_reduce = a.threads > 1 && size_t(a.chunks) * P_ > kSoloReduce;
-    // Parameter blocks: about two per thread, of 16 to 64 parameters (a block's sums run
-    // side by side: 64 parameters cost half as much per parameter as 16 on one thread;
-    // reduce_adam microbenchmark) or 4096 for big nets. Which thread sums a block does not
-    // change any sum, so the blocks may depend on the thread count.
-    a.per = P_ >= kParallelUpdate
+    // Parameter blocks of a shared reduction: about two per thread, of 16 to 64 parameters
+    // (a block's sums run side by side: 64 parameters cost half as much per parameter as 16
+    // on one thread; reduce_adam microbenchmark) or 4096 for big nets. Which thread sums a
+    // block does not change any sum, so the blocks may depend on the thread count. Thread 0
+    // alone: one block of every parameter.
+    a.per = !a.shared_reduce ? P_
+            : P_ >= kParallelUpdate
                 ? 4096
                 : std::clamp<size_t>(round_up((P_ + 2 * a.threads - 1) / (2 * a.threads), 16), 16, 64);
-    a.blocks = a.shared_reduce ? (P_ + a.per - 1) / a.per : 1;
-    if (!a.shared_reduce) a.per = P_;
+    a.blocks = (P_ + a.per - 1) / a.per;
     done_.store(0, std::memory_order_relaxed);  // published by the region's start
     if (a.threads > 1)
       pool_->run(step_fn_, a.threads);
