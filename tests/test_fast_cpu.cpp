@@ -200,6 +200,45 @@ TEST_CASE("fast backend gives bit-identical results for 1, 2 and 3 threads, one 
   }
 }
 
+TEST_CASE("fast backend's fused forward gives the same bits with blocks of 1 and 2 vectors", "[fast][determinism]") {
+  // The block width is chosen by CPU (FastCpuTuning::forward_cols): both must give the same
+  // bits on every kernel set, for each shape and activation the fused forward takes (first
+  // layer of 1 or 2 inputs; second of <= 8 outputs; the third layer fused or not). That the
+  // bits are right is the [fast] and [sizes] tests' job, against the reference backend.
+  const std::vector<Case> cases = {
+      {{2, 20, 5, 1}, 5000, -1},  // the reference shape: three layers in one pass
+      {{1, 12, 3, 1}, 1000, -1},  // one input
+      {{2, 9, 7}, 700, -1},       // two layers: no third
+      {{2, 6, 8, 2}, 900, -1},    // a third layer of 2 outputs: not fused
+  };
+  for (const Case& c : cases) {
+    for (Activation act : {Activation::relu, Activation::leaky_relu, Activation::identity}) {
+      ModelSpec spec;
+      spec.widths.assign(c.widths.begin(), c.widths.end());  // (not =: a gcc 12 -Wnonnull false positive)
+      spec.hidden = act;
+      const Dataset data = random_dataset(c.samples, c.widths.front(), c.widths.back(), 13);
+      Params init = init_params(spec, Init::glorot_uniform, 6);
+      for (int l = 0; l < spec.layers(); ++l)  // non-zero biases: relu kinks not all at one place
+        for (int o = 0; o < spec.out(l); ++o) init.b(l)[o] = 0.05f * float(o % 5) - 0.1f;
+      for (int batch : {0, 300}) {
+        for (const std::string& isa : fast_cpu_isas()) {
+          INFO(describe(c, act, batch, isa));
+          FastCpuTuning t1, t2;
+          t1.isa = t2.isa = isa;
+          t1.forward_cols = 1;
+          t2.forward_cols = 2;
+          const Run one = train_with(make_cpu_fast_backend(data, options(spec, batch, 1), t1), init, 4);
+          const Run two = train_with(make_cpu_fast_backend(data, options(spec, batch, 1), t2), init, 4);
+          CHECK(std::memcmp(two.losses.data(), one.losses.data(), one.losses.size() * sizeof(float)) == 0);
+          CHECK(std::memcmp(two.params.values.data(), one.params.values.data(),
+                            one.params.values.size() * sizeof(float)) == 0);
+          CHECK(one.params.values != init.values);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("fast backend reports what it runs and refuses an unknown instruction set", "[fast]") {
   ModelSpec spec;
   spec.widths = {2, 20, 5, 1};
@@ -211,6 +250,9 @@ TEST_CASE("fast backend reports what it runs and refuses an unknown instruction 
   FastCpuTuning bad;
   bad.isa = "sse9";
   CHECK_THROWS_WITH(make_cpu_fast_backend(data, options(spec, 0, 1), bad), Catch::Contains("sse9"));
+  FastCpuTuning bad_cols;
+  bad_cols.forward_cols = 3;
+  CHECK_THROWS_WITH(make_cpu_fast_backend(data, options(spec, 0, 1), bad_cols), Catch::Contains("3 vectors"));
   // The registry picks fast by default name and reference on request.
   CHECK(make_backend(backend_registry(), Device::cpu, CpuBackendKind::fast, data, options(spec, 0, 1))->name() ==
         "cpu-fast");

@@ -26,6 +26,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <thread>
 
 #include "blas_loader.hpp"
@@ -125,6 +128,32 @@ const Kernels& pick_kernels(std::string isa) {
   return fast::kernels_generic();
 }
 
+// Vectors of samples per register block in the fused first-layers forward (FirstForward::
+// cols). Its inner loop keeps OUT accumulator chains per vector, each a multiply-add every
+// iteration with 4 cycles of latency. A core with two 512-bit FMA pipes needs 8 chains in
+// flight, so 2 vectors (10 chains for the reference net's 5 outputs). AMD Zen 4 (family 19h:
+// the only one of that family with AVX-512) runs a 512-bit FMA on both of its 256-bit pipes,
+// one per cycle, so 5 chains suffice; there the block of 1 vector measured ~8 % faster (the
+// kernel alone, 256-sample chunks: median 1,894 against 2,051 TSC ticks; docs/BENCHMARKS.md).
+// Bits are the same either way. NNTRAIN_FAST_FWD_COLS=1|2 overrides (for A/B runs).
+int pick_forward_cols(int requested) {
+  if (requested == 1 || requested == 2) return requested;
+  if (requested != 0) throw UsageError(fmt::format("fast CPU backend: forward block of {} vectors (1 or 2)", requested));
+  if (const char* env = std::getenv("NNTRAIN_FAST_FWD_COLS"); env && *env) {
+    if (std::strcmp(env, "1") == 0 || std::strcmp(env, "2") == 0) return env[0] - '0';
+    throw UsageError(std::string("NNTRAIN_FAST_FWD_COLS: not 1 or 2: ") + env);
+  }
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163 &&  // "AuthenticAMD"
+      __get_cpuid(1, &a, &b, &c, &d)) {
+    const unsigned family = ((a >> 8) & 0xF) + (((a >> 8) & 0xF) == 0xF ? (a >> 20) & 0xFF : 0);
+    if (family == 0x19) return 1;
+  }
+#endif
+  return 2;
+}
+
 int pick_blas_min(int requested) {
   if (requested >= 0) return requested;
   if (const char* env = std::getenv("NNTRAIN_FAST_BLAS_MIN"); env && *env) {
@@ -159,6 +188,7 @@ class CpuFastBackend final : public Backend {
     late_worker_ = tuning.late_worker;
     const int L = spec_.layers();
     blas_min_ = pick_blas_min(tuning.blas_min_width);
+    fwd_cols_ = k_->lanes == 16 ? pick_forward_cols(tuning.forward_cols) : 1;
     blas_.assign(size_t(L), false);
     bool any_blas = false;
     for (int l = 0; l < L; ++l)
@@ -268,8 +298,10 @@ class CpuFastBackend final : public Backend {
     std::string blas_layers;
     for (int l = 0; l < spec_.layers(); ++l)
       if (blas_[size_t(l)]) blas_layers += (blas_layers.empty() ? "" : ",") + std::to_string(l + 1);
-    return fmt::format("{} ({} lanes{}), {} threads{}, tile {} samples, {} chunk(s) of <= {} samples per batch, {}",
-                       k_->isa, k_->lanes, k_->fma ? ", FMA" : "", threads_, thread_rule(), tile_,
+    return fmt::format("{} ({} lanes{}{}), {} threads{}, tile {} samples, {} chunk(s) of <= {} samples per batch, {}",
+                       k_->isa, k_->lanes, k_->fma ? ", FMA" : "",
+                       k_->lanes == 16 ? fmt::format(", forward blocks of {} vector(s)", fwd_cols_) : "", threads_,
+                       thread_rule(), tile_,
                        chunks_for(plan_.batch), chunk_samples_max(plan_.batch),
                        blas_layers.empty()
                            ? (no_blas_reason_.empty() ? std::string("no BLAS layer") : no_blas_reason_)
@@ -561,6 +593,7 @@ class CpuFastBackend final : public Backend {
     f.out2 = third ? spec_.out(2) : 0;
     f.Z2 = out2;
     f.act2 = third ? int(spec_.activation(2)) : 0;
+    f.cols = fwd_cols_;
     const int done = k_->forward_first(f);
     if (done >= 2) {
       a = out2;
@@ -693,6 +726,7 @@ class CpuFastBackend final : public Backend {
   const Blas* blas_lib_ = nullptr;
   std::string no_blas_reason_;  // why wide layers run in the SIMD kernels, if they do
   int tile_ = kTileSmall, max_chunks_ = 1;
+  int fwd_cols_ = 1;  // FirstForward::cols (pick_forward_cols)
   std::vector<size_t> acc_off_, w_off_, b_off_;
   size_t acc_size_ = 0, P_ = 0;
   AlignedFloats slots_, grad_, xs_, ys_, rec_;

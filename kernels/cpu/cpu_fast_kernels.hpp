@@ -60,6 +60,9 @@ struct FirstForward {
   int out2;
   float* Z2;
   int act2;
+  // Vectors of samples per register block: 1, or 2 where the unit has 32 registers (else 1).
+  // The same bits either way; which is faster depends on the core (fast::forward_cols).
+  int cols;
 };
 
 // core/nnmath.hpp's ShuffleKey, as plain values (the ISA units include no shared header).
