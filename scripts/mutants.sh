@@ -110,6 +110,16 @@ mutant relu-backward-deep kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
   'v = y > vf{} ? v : vf{};' \
   'v = y >= vf{} ? v : vf{};' \
   'fast kernels: the same in the backward into deeper hidden layers'
+# The forward's tail (a net of three layers: the loss, the last layer's gradient and the
+# delta into the second, in the forward pass): relu', and the padding lanes of a ragged tile.
+mutant relu-backward-tail kernels/cpu/cpu_fast_kernels.inc '[sizes]' \
+  '            p = a > vf{} ? p : vf{};' \
+  '            p = a >= vf{} ? p : vf{};' \
+  'fast kernels: the forward tail passes the gradient through second-layer units that are off'
+mutant tail-loss-padding kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
+  'lsum = lsum + (valid ? diff * diff : vf{});' \
+  'lsum = lsum + diff * diff;' \
+  'fast kernels: the forward tail counts the padding lanes of a ragged tile in the loss'
 # The mini-batch input paths: records transposed for shuffled tiles, rows read in place for
 # unshuffled ones (test_fast_cpu.cpp runs both against the reference).
 mutant gather-transpose kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \

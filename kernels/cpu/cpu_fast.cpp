@@ -300,7 +300,7 @@ class CpuFastBackend final : public Backend {
       if (blas_[size_t(l)]) blas_layers += (blas_layers.empty() ? "" : ",") + std::to_string(l + 1);
     return fmt::format("{} ({} lanes{}{}), {} threads{}, tile {} samples, {} chunk(s) of <= {} samples per batch, {}",
                        k_->isa, k_->lanes, k_->fma ? ", FMA" : "",
-                       k_->lanes == 16 ? fmt::format(", forward blocks of {} vector(s)", fwd_cols_) : "", threads_,
+                       k_->lanes == 16 ? fmt::format(", forward blocks of {} vector{}", fwd_cols_, fwd_cols_ > 1 ? "s" : "") : "", threads_,
                        thread_rule(), tile_,
                        chunks_for(plan_.batch), chunk_samples_max(plan_.batch),
                        blas_layers.empty()
@@ -505,8 +505,8 @@ class CpuFastBackend final : public Backend {
       t.T = int(std::min<size_t>(size_t(tile_), round_up(size_t(end - s0), size_t(fast::kTileQuantum))));
       t.tcount = std::min(t.T, end - s0);
       tile_input(s, b, key, s0, t);
-      forward_tile(s, t);
-      backward_tile(s, t, two_over_count, s0 == begin);
+      const bool tail = forward_tile(s, t, two_over_count, s0 == begin);
+      backward_tile(s, t, two_over_count, s0 == begin, tail);
     }
     chunk_to_slot(s, c);
   }
@@ -531,7 +531,8 @@ class CpuFastBackend final : public Backend {
   }
 
   // Forward: act(l) = f(W_l act(l-1) + b_l), rows of T samples, into the scratch's act rows.
-  void forward_tile(Scratch& s, TileLayers& t) {
+  // Returns whether the fused forward did the tail too (forward_first_layers).
+  bool forward_tile(Scratch& s, TileLayers& t, float two_over_count, bool fresh) {
     const int L = spec_.layers(), T = t.T;
     const float* P = params_.values.data();
     float* a = s.act.p;
@@ -546,7 +547,9 @@ class CpuFastBackend final : public Backend {
       const float* bias = P + b_off_[size_t(l)];
       const int act = int(spec_.activation(l));
       if (l == 0 && L >= 2 && !blas_[0] && !blas_[1]) {
-        const int done = forward_first_layers(t, a);
+        bool tail = false;
+        const int done = forward_first_layers(s, t, a, two_over_count, fresh, tail);
+        if (tail) return true;
         if (done >= 2) {
           l += done - 1;
           continue;
@@ -559,12 +562,16 @@ class CpuFastBackend final : public Backend {
         k_->forward(W, bias, spec_.in(l), spec_.out(l), t.ins[l], t.ldins[l], t.outs[l], T, act, t.tcount);
       }
     }
+    return false;
   }
 
   // The first two layers in one pass when the first has <= 2 inputs, and the third when it has
   // one output and the identity (same bits as layer-by-layer). `a` is the next free act row
   // (after layer 0's), advanced past what was done. Returns the layers done: 0, 2 or 3.
-  int forward_first_layers(TileLayers& t, float*& a) {
+  // When the third layer is the last (a net of three layers), the same pass does its
+  // backward too (FirstForward's tail: the loss, the third layer's gradient and the second
+  // layer's delta, into the first delta buffer), and `tail` is set.
+  int forward_first_layers(Scratch& s, TileLayers& t, float*& a, float two_over_count, bool fresh, bool& tail) {
     const int L = spec_.layers(), T = t.T;
     const float* P = params_.values.data();
     t.outs[1] = a;
@@ -594,7 +601,17 @@ class CpuFastBackend final : public Backend {
     f.Z2 = out2;
     f.act2 = third ? int(spec_.activation(2)) : 0;
     f.cols = fwd_cols_;
+    if (third && L == 3) {
+      f.Y = t.Y;
+      f.two_over_count = two_over_count;
+      f.loss = s.grad.p + loss_off_;
+      f.gW2 = s.grad.p + acc_off_[2];
+      f.gb2 = f.gW2 + size_t(spec_.in(2)) * spec_.out(2) * size_t(k_->lanes);
+      f.D = s.delta.p;
+      f.fresh = fresh;
+    }
     const int done = k_->forward_first(f);
+    tail = done == 3 && f.D;
     if (done >= 2) {
       a = out2;
       if (done == 3) {
@@ -608,15 +625,17 @@ class CpuFastBackend final : public Backend {
   }
 
   // Output delta and loss, then backward: the gradients of layer l from D and its input (into
-  // the chunk's lane accumulators), then D for layer l-1.
-  void backward_tile(Scratch& s, const TileLayers& t, float two_over_count, bool fresh) {
+  // the chunk's lane accumulators), then D for layer l-1. After the forward's tail (a net of
+  // three layers), from layer 1 with its delta in the first buffer.
+  void backward_tile(Scratch& s, const TileLayers& t, float two_over_count, bool fresh, bool tail) {
     const int L = spec_.layers(), T = t.T;
     const float* P = params_.values.data();
     float* D = s.delta.p;
     float* Dn = s.delta.p + size_t(spec_.max_width()) * T;
-    k_->output_delta(t.outs[L - 1], t.Y, t.ldy, data_.outputs, t.tcount, T, two_over_count,
-                     int(spec_.activation(L - 1)), D, s.grad.p + loss_off_);
-    for (int l = L - 1; l >= 0; --l) {
+    if (!tail)
+      k_->output_delta(t.outs[L - 1], t.Y, t.ldy, data_.outputs, t.tcount, T, two_over_count,
+                       int(spec_.activation(L - 1)), D, s.grad.p + loss_off_);
+    for (int l = tail ? 1 : L - 1; l >= 0; --l) {
       const int in = spec_.in(l), out = spec_.out(l);
       const float* W = P + w_off_[size_t(l)];
       float* gW = s.grad.p + acc_off_[size_t(l)];

@@ -63,6 +63,16 @@ struct FirstForward {
   // Vectors of samples per register block: 1, or 2 where the unit has 32 registers (else 1).
   // The same bits either way; which is faster depends on the core (fast::forward_cols).
   int cols;
+  // The tail (D non-null, and the third layer is the last, with one output and the
+  // identity; only taken when the third layer is fused): output_delta of Z2 against the
+  // targets Y (one row) with two_over_count into loss, then grad_backprop of the third
+  // layer (its input Z, act1) into gW2/gb2 (fresh as FirstBackward) with the second
+  // layer's delta into D (out rows of T) -- the same operations as those kernel calls, so
+  // the same bits, from registers: neither Z nor Z2 is stored.
+  const float* Y;
+  float two_over_count;
+  float *loss, *gW2, *gb2, *D;
+  bool fresh;
 };
 
 // core/nnmath.hpp's ShuffleKey, as plain values (the ISA units include no shared header).
@@ -121,7 +131,8 @@ struct Kernels {
   // the identity and act1 is applied in registers, for a third (out inputs Z, one output
   // row Z2), the same results as forward calls; with nx <= 2, act0 identity/relu/leaky_relu
   // and out <= 8 one pass that uses each H row as soon as it is computed. Returns the
-  // number of layers done: 0 (nothing: not this shape), 2 or 3.
+  // number of layers done: 0 (nothing: not this shape), 2 or 3; with FirstForward::D given,
+  // 3 means the tail was done too.
   int (*forward_first)(const FirstForward& a);
   // out[j] = shuffle_index(key, first + j) for j < count: nnmath.hpp's Feistel permutation
   // with cycle walking, LANES indices at a time (integer operations: the same values).
