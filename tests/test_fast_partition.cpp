@@ -179,17 +179,19 @@ TEST_CASE("lane sums are the halving tree, bit for bit, on every ISA", "[fast][p
     const fast::Kernels& k = kernels_for(isa);
     const int L = k.lanes;
     for (size_t n : {size_t(1), size_t(5), size_t(16), size_t(17), size_t(172)}) {
-      // 64-byte aligned, as the backend's accumulators
+      // 64-byte aligned, as the backend's accumulators, with the slack the kernel may read
+      // (filled like the rest: its sums must not leak into the n results).
+      const size_t total = (n + size_t(fast::kLaneReduceSlack)) * size_t(L);
       std::unique_ptr<float, decltype(&std::free)> buf(
-          static_cast<float*>(std::aligned_alloc(64, (n * size_t(L) * sizeof(float) + 63) / 64 * 64)), &std::free);
+          static_cast<float*>(std::aligned_alloc(64, (total * sizeof(float) + 63) / 64 * 64)), &std::free);
       float* acc = buf.get();
       uint32_t r = 12345;
-      for (size_t i = 0; i < n * size_t(L); ++i) {
+      for (size_t i = 0; i < total; ++i) {
         float& a = acc[i];
         r = r * 1664525u + 1013904223u;
         a = float(int(r >> 8) % 2001 - 1000) * std::ldexp(1.0f, int(r % 13) - 6) / 7.0f;
       }
-      std::vector<float> got(n, -1.0f), want(n);
+      std::vector<float> got(n + 16, -1.0f), want(n);
       for (size_t p = 0; p < n; ++p) {
         std::vector<float> v(acc + p * size_t(L), acc + (p + 1) * size_t(L));
         for (int h = L / 2; h >= 1; h /= 2)
@@ -199,6 +201,7 @@ TEST_CASE("lane sums are the halving tree, bit for bit, on every ISA", "[fast][p
       k.lane_reduce(acc, n, got.data());
       INFO("isa " << isa << ", " << n << " accumulators");
       CHECK(std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0);
+      for (size_t p = n; p < n + 16; ++p) CHECK(got[p] == -1.0f);  // nothing written past n
     }
   }
 }

@@ -220,7 +220,9 @@ class CpuFastBackend final : public Backend {
       acc += round_up(blas_[size_t(l)] ? n : n * lanes, 16);  // 64-byte aligned rows for the kernels
     }
     loss_off_ = acc;
-    acc_size_ = acc + lanes;
+    // The last run's lane sums may read kLaneReduceSlack accumulators past it: zeros here
+    // (runs before a BLAS layer read that layer's sums: finite, and dropped).
+    acc_size_ = acc + lanes + size_t(fast::kLaneReduceSlack) * lanes;
     P_ = spec_.param_count();
     // A chunk's slot: its gradient in the flat parameter layout, then its loss at P_; rows
     // padded to whole 64-byte vectors (reduce_adam reads whole vectors).

@@ -21,6 +21,9 @@ namespace nntrain::fast {
 // register block), so no kernel needs a remainder loop over samples.
 constexpr int kTileQuantum = 64;
 
+// Accumulators past a lane_reduce run that it may read (and whose sums it drops).
+constexpr int kLaneReduceSlack = 15;
+
 // Adam's per-step scalars in float, as nnmath.hpp's adam_update rounds them.
 struct AdamScalars {
   float b1, c1, b2, c2, eps, bias2_sqrt, step_size;
@@ -111,7 +114,9 @@ struct Kernels {
                    float* P);
   // P[i][s] *= act'(Aprev[i][s]) (after a BLAS GEMM computed W^T D).
   void (*scale_by_derivative)(float* P, const float* Aprev, int rows, int T, int act);
-  // out[k] = sum of acc[k*lanes .. k*lanes+lanes) in a fixed pairwise order, k < n.
+  // out[k] = sum of acc[k*lanes .. k*lanes+lanes) in a fixed pairwise order, k < n. acc must
+  // be readable, with finite values, up to kLaneReduceSlack accumulators past the last (the
+  // AVX-512 kernel sums 16 at a time and drops the extra sums); out is written for k < n only.
   void (*lane_reduce)(const float* acc, size_t n, float* out);
   // grad_lanes (A rows T apart) and backprop (Aprev = A) in one call, the same results: for
   // layers with few outputs (<= 8) a single fused pass over the tile, otherwise the two kernels.
