@@ -138,7 +138,8 @@ const Kernels& pick_kernels(std::string isa) {
 // Bits are the same either way. NNTRAIN_FAST_FWD_COLS=1|2 overrides (for A/B runs).
 int pick_forward_cols(int requested) {
   if (requested == 1 || requested == 2) return requested;
-  if (requested != 0) throw UsageError(fmt::format("fast CPU backend: forward block of {} vectors (1 or 2)", requested));
+  if (requested != 0)
+    throw UsageError(fmt::format("fast CPU backend: forward block of {} vectors (1 or 2)", requested));
   if (const char* env = std::getenv("NNTRAIN_FAST_FWD_COLS"); env && *env) {
     if (std::strcmp(env, "1") == 0 || std::strcmp(env, "2") == 0) return env[0] - '0';
     throw UsageError(std::string("NNTRAIN_FAST_FWD_COLS: not 1 or 2: ") + env);
@@ -188,7 +189,8 @@ class CpuFastBackend final : public Backend {
     late_worker_ = tuning.late_worker;
     const int L = spec_.layers();
     blas_min_ = pick_blas_min(tuning.blas_min_width);
-    fwd_cols_ = k_->lanes == 16 ? pick_forward_cols(tuning.forward_cols) : 1;
+    const int cols = pick_forward_cols(tuning.forward_cols);  // (checked whatever the kernel set)
+    fwd_cols_ = k_->lanes == 16 ? cols : 1;
     blas_.assign(size_t(L), false);
     bool any_blas = false;
     for (int l = 0; l < L; ++l)
@@ -300,10 +302,10 @@ class CpuFastBackend final : public Backend {
     std::string blas_layers;
     for (int l = 0; l < spec_.layers(); ++l)
       if (blas_[size_t(l)]) blas_layers += (blas_layers.empty() ? "" : ",") + std::to_string(l + 1);
+    const std::string blocks =
+        k_->lanes == 16 ? fmt::format(", forward blocks of {} vector{}", fwd_cols_, fwd_cols_ > 1 ? "s" : "") : "";
     return fmt::format("{} ({} lanes{}{}), {} threads{}, tile {} samples, {} chunk(s) of <= {} samples per batch, {}",
-                       k_->isa, k_->lanes, k_->fma ? ", FMA" : "",
-                       k_->lanes == 16 ? fmt::format(", forward blocks of {} vector{}", fwd_cols_, fwd_cols_ > 1 ? "s" : "") : "", threads_,
-                       thread_rule(), tile_,
+                       k_->isa, k_->lanes, k_->fma ? ", FMA" : "", blocks, threads_, thread_rule(), tile_,
                        chunks_for(plan_.batch), chunk_samples_max(plan_.batch),
                        blas_layers.empty()
                            ? (no_blas_reason_.empty() ? std::string("no BLAS layer") : no_blas_reason_)

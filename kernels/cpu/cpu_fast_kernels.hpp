@@ -64,7 +64,8 @@ struct FirstForward {
   float* Z2;
   int act2;
   // Vectors of samples per register block: 1, or 2 where the unit has 32 registers (else 1).
-  // The same bits either way; which is faster depends on the core (fast::forward_cols).
+  // The same bits either way; which is faster depends on the core (pick_forward_cols in
+  // cpu_fast.cpp).
   int cols;
   // The tail (D non-null, and the third layer is the last, with one output and the
   // identity; only taken when the third layer is fused): output_delta of Z2 against the
