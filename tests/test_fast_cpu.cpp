@@ -200,7 +200,8 @@ TEST_CASE("fast backend gives bit-identical results for 1, 2 and 3 threads, one 
   }
 }
 
-TEST_CASE("fast backend's fused forward gives the same bits with blocks of 1 and 2 vectors", "[fast][determinism]") {
+TEST_CASE("fast backend's fused forward gives the same bits with blocks of 1 and 2 vectors and 1-3 threads",
+          "[fast][determinism]") {
   // The block width is chosen by CPU (FastCpuTuning::forward_cols): both must give the same
   // bits on every kernel set, for each shape and activation the fused forward takes (first
   // layer of 1 or 2 inputs; second of <= 8 outputs; the third layer fused or not). That the
@@ -228,10 +229,15 @@ TEST_CASE("fast backend's fused forward gives the same bits with blocks of 1 and
           t1.forward_cols = 1;
           t2.forward_cols = 2;
           const Run one = train_with(make_cpu_fast_backend(data, options(spec, batch, 1), t1), init, 4);
-          const Run two = train_with(make_cpu_fast_backend(data, options(spec, batch, 1), t2), init, 4);
-          CHECK(std::memcmp(two.losses.data(), one.losses.data(), one.losses.size() * sizeof(float)) == 0);
-          CHECK(std::memcmp(two.params.values.data(), one.params.values.data(),
-                            one.params.values.size() * sizeof(float)) == 0);
+          // Blocks of 2 on 1 thread, and both widths on 2 and 3 threads (the tail writes each
+          // thread's own accumulators; the determinism test above runs tanh, which has none).
+          for (const auto& [tuning, threads] : {std::pair{t2, 1}, std::pair{t1, 3}, std::pair{t2, 2}}) {
+            INFO("blocks of " << tuning.forward_cols << ", " << threads << " thread(s)");
+            const Run other = train_with(make_cpu_fast_backend(data, options(spec, batch, threads), tuning), init, 4);
+            CHECK(std::memcmp(other.losses.data(), one.losses.data(), one.losses.size() * sizeof(float)) == 0);
+            CHECK(std::memcmp(other.params.values.data(), one.params.values.data(),
+                              one.params.values.size() * sizeof(float)) == 0);
+          }
           CHECK(one.params.values != init.values);
         }
       }
