@@ -253,6 +253,14 @@ TEST_CASE("fast backend reports what it runs and refuses an unknown instruction 
   CHECK(b->name() == "cpu-fast");
   CHECK(b->threads() == 2);
   CHECK(b->details().find(fast_cpu_isas().front()) != std::string::npos);
+  // A step runs on no more threads than its batch has chunks (256 samples: one chunk; 300:
+  // two, of 128 and 172), and the details line says so when threads are left idle.
+  const Dataset more = random_dataset(1000, 2, 1, 1);
+  CHECK_THAT(make_cpu_fast_backend(more, options(spec, 256, 2))->details(),
+             Catch::Contains("2 threads (batches of 256 samples are one chunk: 1 thread)"));
+  CHECK_THAT(make_cpu_fast_backend(more, options(spec, 300, 2))->details(), !Catch::Contains("batches of"));
+  CHECK_THAT(make_cpu_fast_backend(more, options(spec, 300, 3))->details(),
+             Catch::Contains("3 threads (batches of 300 samples are 2 chunks: 2 threads)"));
   FastCpuTuning bad;
   bad.isa = "sse9";
   CHECK_THROWS_WITH(make_cpu_fast_backend(data, options(spec, 0, 1), bad), Catch::Contains("sse9"));

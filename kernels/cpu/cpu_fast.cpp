@@ -63,12 +63,13 @@ constexpr int kTileSmall = 256;
 constexpr int kTileBlas = 256;
 // Chunks (the unit of work and of the fixed reduction order) and their schedule:
 // cpu_fast_partition.hpp.
-// Mini-batches under this many samples run on one thread. With chunks of >= 256 samples
-// such a batch has one chunk, or two of which the second is short (< 256 samples, < ~2 us),
-// against ~0.7 us for waking a second thread and the barrier (issue 14's quiet 2-core
-// figures: one 256-sample chunk gained nothing from 2 threads, 1024 samples in 4 chunks ran
-// 1.84x faster). Not re-measured on a quiet machine: docs/BENCHMARKS.md, issue 14.
-constexpr int kMinParallelBatch = 512;
+// A step runs on at most as many threads as its batch has chunks: a batch of one chunk (up
+// to 256 samples) on the calling thread alone, without waking the pool. Two chunks already
+// pay on a second thread: measured 2026-11-25 (2-core AMD EPYC, unshuffled), 272 to 448
+// samples ran 1.22-1.40x faster on 2 threads than on 1 with 2->20->5->1 and ~1.7x with
+// 2->256->256->1 at 448 (docs/BENCHMARKS.md, "Fifth round"). Until then batches under 512
+// samples were held to one thread, on the guess that a short second chunk could not pay
+// for the wake-up and the barrier (~0.7 us).
 // Parameter counts above this reduce and update in parallel; below, threads cost more.
 constexpr size_t kParallelUpdate = 16384;
 // Reductions of at most this many slot floats (chunks x parameters) are done by thread 0
@@ -370,9 +371,9 @@ class CpuFastBackend final : public Backend {
     a.ah = fast::AdamScalars{float(hy.beta1),        float(1.0 - hy.beta1), float(hy.beta2),
                              float(1.0 - hy.beta2), float(hy.eps),         a.as.bias2_sqrt,
                              a.as.step_size};
-    const int threads = step_threads(a.count);
-    // Threads taking part: no more than the chunks, unless the update alone is worth sharing.
-    a.threads = P_ >= kParallelUpdate ? threads : std::min(threads, a.chunks);
+    // Threads taking part: no more than the chunks, unless the update alone is worth sharing
+    // (a big net's batch of two or more chunks; one chunk: the calling thread alone).
+    a.threads = a.chunks == 1 ? 1 : P_ >= kParallelUpdate ? threads_ : std::min(threads_, a.chunks);
     a.shared_reduce = a.threads > 1 && size_t(a.chunks) * P_ > kSoloReduce;
     // Parameter blocks of a shared reduction: about two per thread, of 16 to 64 parameters
     // (a block's sums run side by side: 64 parameters cost half as much per parameter as 16
@@ -471,14 +472,13 @@ class CpuFastBackend final : public Backend {
       most = std::max(most, fast::chunk_begin(count, chunks, c + 1) - fast::chunk_begin(count, chunks, c));
     return most;
   }
-  // The threads a step of `count` samples runs on: all of them, except for batches too
-  // small to pay for a second thread (the measured rule in thread_rule()).
-  int step_threads(int count) const { return count < kMinParallelBatch ? 1 : threads_; }
+  // The detail line's note when the batches leave threads idle: a step runs on no more
+  // threads than its batch has chunks (see step()).
   std::string thread_rule() const {
-    if (threads_ == 1 || plan_.batches == 1) return "";
-    return plan_.batch < kMinParallelBatch
-               ? fmt::format(" (batches of {} < {} samples: 1 thread)", plan_.batch, kMinParallelBatch)
-               : "";
+    const int chunks = chunks_for(plan_.batch);
+    if (threads_ == 1 || chunks >= threads_ || (chunks > 1 && P_ >= kParallelUpdate)) return "";
+    return chunks == 1 ? fmt::format(" (batches of {} samples are one chunk: 1 thread)", plan_.batch)
+                       : fmt::format(" (batches of {} samples are {} chunks: {} threads)", plan_.batch, chunks, chunks);
   }
 
   // One tile's layer inputs and outputs: ins[l] (rows ldins[l] apart) -> outs[l] (rows T apart).
