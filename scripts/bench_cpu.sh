@@ -79,7 +79,7 @@ if ((minibatch)); then
     echo "  $th thread(s): full batch" >&2
     nnmb train.epochs=$((epochs_mb * 4)) >"$tmp/mb_full_$th.json"
     for shuffle in true false; do
-      for bs in 256 512 1024 2048 4096; do
+      for bs in 256 384 512 1024 2048 4096; do
         echo "  $th thread(s): batch $bs, shuffle $shuffle" >&2
         nnmb train.epochs="$epochs_mb" train.batch_size="$bs" train.shuffle="$shuffle" >"$tmp/mb_${bs}_${shuffle}_$th.json"
       done
@@ -108,7 +108,7 @@ print(f"FMA peak measured in this run (scripts/fma_peak.c, the higher of before/
 print()
 print(f"| batch | shuffle | 1 thread: µs/step | GFLOP/s | % of peak | {n} threads: µs/step | GFLOP/s | % of peak | {n} vs 1 |")
 print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-rows = [("full", "-")] + [(bs, sh) for sh in ("true", "false") for bs in (256, 512, 1024, 2048, 4096)]
+rows = [("full", "-")] + [(bs, sh) for sh in ("true", "false") for bs in (256, 384, 512, 1024, 2048, 4096)]
 for bs, sh in rows:
     cells = []
     times = []
