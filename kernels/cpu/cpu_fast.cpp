@@ -65,11 +65,11 @@ constexpr int kTileBlas = 256;
 // cpu_fast_partition.hpp.
 // A step runs on at most as many threads as its batch has chunks: a batch of one chunk (up
 // to 256 samples) on the calling thread alone, without waking the pool. Two chunks already
-// pay on a second thread: measured 2026-11-25 (2-core AMD EPYC, unshuffled), 272 to 448
-// samples ran 1.22-1.40x faster on 2 threads than on 1 with 2->20->5->1 and ~1.7x with
-// 2->256->256->1 at 448 (docs/BENCHMARKS.md, "Fifth round"). Until then batches under 512
-// samples were held to one thread, on the guess that a short second chunk could not pay
-// for the wake-up and the barrier (~0.7 us).
+// pay on a second thread: measured 2026-11-25 (2-core AMD EPYC), 272 to 448 samples ran
+// 1.17-1.44x faster on 2 threads than on 1 with 2->20->5->1 (medians of 6 alternating
+// rounds) and 1.3-1.7x with 2->256->256->1 at 448 (docs/BENCHMARKS.md, "Fifth round").
+// Until then batches under 512 samples were held to one thread, on the guess that a short
+// second chunk could not pay for the wake-up and the barrier (~0.7 us).
 // Parameter counts above this reduce and update in parallel; below, threads cost more.
 constexpr size_t kParallelUpdate = 16384;
 // Reductions of at most this many slot floats (chunks x parameters) are done by thread 0
