@@ -10,18 +10,12 @@
 
 #include "cpu_fast.hpp"
 #include "cpu_fast_kernels.hpp"
+#include "fast_kernels_util.hpp"
 
 using namespace nntrain;
+using testutil::kernels_for;
 
 namespace {
-
-const fast::Kernels& kernels_for(const std::string& isa) {
-#if defined(__x86_64__)
-  if (isa == "avx512") return fast::kernels_avx512();
-  if (isa == "avx2") return fast::kernels_avx2();
-#endif
-  return fast::kernels_generic();
-}
 
 // 64-byte aligned floats, filled with values in [-1, 1) from a fixed LCG (some negative:
 // relu kinks inside the tile).

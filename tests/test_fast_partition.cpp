@@ -17,9 +17,11 @@
 #include "cpu_fast.hpp"
 #include "cpu_fast_kernels.hpp"
 #include "cpu_fast_partition.hpp"
+#include "fast_kernels_util.hpp"
 #include "nnmath.hpp"
 
 using namespace nntrain;
+using testutil::kernels_for;
 
 namespace {
 
@@ -57,14 +59,6 @@ std::vector<int64_t> schedule(const std::vector<int>& sizes, int threads, int64_
     free.push({at + w, t});
   }
   return work;
-}
-
-const fast::Kernels& kernels_for(const std::string& isa) {
-#if defined(__x86_64__)
-  if (isa == "avx512") return fast::kernels_avx512();
-  if (isa == "avx2") return fast::kernels_avx2();
-#endif
-  return fast::kernels_generic();
 }
 
 }  // namespace
