@@ -132,6 +132,16 @@ mutant claim-later-tag kernels/cpu/cpu_fast.cpp '[determinism]' \
   'if ((v >> kClaimShift) > tag) return -1;' \
   'if (false) return -1;' \
   'fast backend: a late worker takes chunks again during the reduction'
+# Two buffers of parameters (a step on several threads reads one and updates the other).
+mutant params-not-swapped kernels/cpu/cpu_fast.cpp '[determinism]' \
+  '      pin_ ^= 1;' \
+  '      (void)pin_;' \
+  'fast backend: multi-thread steps update the spare parameters and keep reading the old'
+# The pool wakes sleeping workers only when it counts them asleep.
+mutant pool-lost-wakeup kernels/cpu/thread_pool.cpp '[pool]' \
+  'sleepers_.fetch_add(1, std::memory_order_seq_cst);' \
+  '(void)0;' \
+  'thread pool: a worker going to sleep is not counted, so no region wakes it again'
 mutant unshuffled-in-place kernels/cpu/cpu_fast.cpp '[fast]~[sizes]' \
   '      t.ins[0] = xs_.p + pos0;' \
   '      t.ins[0] = xs_.p + size_t(s0);' \

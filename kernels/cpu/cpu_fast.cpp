@@ -113,6 +113,16 @@ void wait_a_little(unsigned spins) {
   std::this_thread::yield();
 }
 
+// A hint that this core is about to write the cache line at p: a line another core holds
+// then moves while this one computes, instead of when the stores reach it.
+inline void prefetch_write(const void* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));  // (a no-op where unsupported)
+#else
+  __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 const Kernels& pick_kernels(std::string isa) {
   if (isa == "auto") {
     const char* env = std::getenv("NNTRAIN_FAST_ISA");
@@ -253,6 +263,8 @@ class CpuFastBackend final : public Backend {
     for (int b : {0, plan_.batches - 1}) max_chunks_ = std::max(max_chunks_, chunks_for(plan_.size(b)));
     slots_ = AlignedFloats(size_t(max_chunks_) * slot_stride_);
     grad_ = AlignedFloats(P_);
+    pw_[0] = AlignedFloats(P_);
+    pw_[1] = AlignedFloats(P_);
     sum_.assign(P_, 0.0);
 
     // The data once in the layout its tiles are read from. Full and unshuffled batches:
@@ -315,11 +327,13 @@ class CpuFastBackend final : public Backend {
   int threads() const override { return threads_; }
 
   void load(const Params& p) override {
-    params_ = p;
+    if (p.values.size() != P_)  // (the trainer checks a loaded model against the config first)
+      throw std::logic_error(fmt::format("fast CPU backend: {} parameters loaded into a net of {}", p.values.size(), P_));
+    std::copy(p.values.begin(), p.values.end(), pw_[pin_].p);
     optim_.reset();
     epoch_ = 0;
   }
-  Params params() override { return params_; }
+  Params params() override { return Params{spec_, std::vector<float>(pw_[pin_].p, pw_[pin_].p + P_)}; }
 
   double train(int epochs, float* losses) override {
     const auto t0 = std::chrono::steady_clock::now();
@@ -338,6 +352,8 @@ class CpuFastBackend final : public Backend {
   // The current step's parameters (step()), read by every thread of its region.
   struct StepArgs {
     uint64_t seq;  // the step's number, from 1
+    const float* w;  // the parameters the step's chunks read
+    float* w_next;   // where the update writes them (w itself on one thread)
     int b, count, chunks, threads;
     bool shared_reduce;
     size_t per, blocks;  // the reduction's parameter blocks
@@ -385,11 +401,15 @@ class CpuFastBackend final : public Backend {
                 ? 4096
                 : std::clamp<size_t>(round_up((P_ + 2 * a.threads - 1) / (2 * a.threads), 16), 16, 64);
     a.blocks = (P_ + a.per - 1) / a.per;
+    a.w = pw_[pin_].p;
+    a.w_next = a.threads > 1 ? pw_[pin_ ^ 1].p : pw_[pin_].p;
     done_.store(0, std::memory_order_relaxed);  // published by the region's start
-    if (a.threads > 1)
+    if (a.threads > 1) {
       pool_->run(step_fn_, a.threads);
-    else
+      pin_ ^= 1;
+    } else {
       step_body(0);  // one thread for this step (a small batch: waking the pool would only add latency)
+    }
     double loss = 0;
     for (int c = 0; c < a.chunks; ++c) loss += double(slots_.p[size_t(c) * slot_stride_ + P_]);
     return loss / (double(a.count) * double(spec_.widths.back()));
@@ -403,6 +423,15 @@ class CpuFastBackend final : public Backend {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     const StepArgs& a = cur_;
     Scratch& s = scratch_[size_t(tid)];
+    // The update's output (thread 0, reducing alone): lines the workers read in the step
+    // before. Asked for now, they move into this core's cache while its chunks run, instead
+    // of on the step's serial path after them. (A prefetch, not a copy: stores leave the
+    // store buffer in order, and a dozen waiting for other cores' lines stalled the kernels'
+    // stores behind them.)
+    if (tid == 0 && a.w_next != a.w && !a.shared_reduce) {
+      const char* w = reinterpret_cast<const char*>(a.w_next);
+      for (size_t off = 0; off < std::min<size_t>(P_ * sizeof(float), 2048); off += 64) prefetch_write(w + off);
+    }
     int mine = 0;
     for (int k = 0; k < a.threads; ++k) {
       const int owner = (tid + k) % a.threads;
@@ -446,8 +475,9 @@ class CpuFastBackend final : public Backend {
 
   // The chunk slots summed in chunk order and the optimiser step, for parameters begin … end.
   void reduce_update(const StepArgs& a, size_t begin, size_t end) {
+    if (a.w_next != a.w) std::memcpy(a.w_next + begin, a.w + begin, (end - begin) * sizeof(float));
     if (optim_.is_adam()) {
-      k_->reduce_adam(slots_.p, slot_stride_, a.chunks, begin, end, params_.values.data(), optim_.adam_m(),
+      k_->reduce_adam(slots_.p, slot_stride_, a.chunks, begin, end, a.w_next, optim_.adam_m(),
                       optim_.adam_v(), a.ah);
       return;
     }
@@ -461,7 +491,7 @@ class CpuFastBackend final : public Backend {
       for (size_t k = begin; k < end; ++k) sum[k] += double(slot[k]);
     }
     for (size_t k = begin; k < end; ++k) grad_.p[k] = float(sum[k]);
-    optim_.update_range(params_.values.data(), grad_.p, a.as, begin, end);
+    optim_.update_range(a.w_next, grad_.p, a.as, begin, end);
   }
 
   int chunks_for(int count) const { return fast::chunk_count(count, P_); }
@@ -538,7 +568,7 @@ class CpuFastBackend final : public Backend {
   // Returns whether the fused forward did the tail too (forward_first_layers).
   bool forward_tile(Scratch& s, TileLayers& t, float two_over_count, bool fresh) {
     const int L = spec_.layers(), T = t.T;
-    const float* P = params_.values.data();
+    const float* P = cur_.w;
     float* a = s.act.p;
     for (int l = 0; l < L; ++l) {
       if (l > 0) {
@@ -577,7 +607,7 @@ class CpuFastBackend final : public Backend {
   // layer's delta, into the first delta buffer), and `tail` is set.
   int forward_first_layers(Scratch& s, TileLayers& t, float*& a, float two_over_count, bool fresh, bool& tail) {
     const int L = spec_.layers(), T = t.T;
-    const float* P = params_.values.data();
+    const float* P = cur_.w;
     t.outs[1] = a;
     t.ins[1] = t.outs[0];
     t.ldins[1] = size_t(T);
@@ -633,7 +663,7 @@ class CpuFastBackend final : public Backend {
   // three layers), from layer 1 with its delta in the first buffer.
   void backward_tile(Scratch& s, const TileLayers& t, float two_over_count, bool fresh, bool tail) {
     const int L = spec_.layers(), T = t.T;
-    const float* P = params_.values.data();
+    const float* P = cur_.w;
     float* D = s.delta.p;
     float* Dn = s.delta.p + size_t(spec_.max_width()) * T;
     if (!tail)
@@ -740,7 +770,10 @@ class CpuFastBackend final : public Backend {
   ModelSpec spec_;
   BatchPlan plan_;
   HostOptimizer optim_;
-  Params params_;
+  // The parameters, twice: a step on several threads reads one and writes the other
+  // (StepArgs::w, w_next), pin_ being the current one.
+  AlignedFloats pw_[2];
+  int pin_ = 0;
   const Kernels* k_ = nullptr;
   int threads_ = 1;
   int absent_worker_ = 0, late_worker_ = 0;

@@ -45,10 +45,14 @@ class ThreadPool {
   // state_: generation << 32 | closed bit | number of workers inside the current region.
   static constexpr uint64_t kClosed = uint64_t(1) << 31;
   static constexpr uint64_t kInside = kClosed - 1;
+  // What a spinning worker reads to start a region, in one cache line of its own (a line the
+  // workers poll: whatever else lived in it would move between cores with it).
+  alignas(64) std::atomic<uint64_t> state_{0};
   const std::function<void(int)>* fn_ = nullptr;
   std::atomic<int> active_{0};  // threads taking part in the current region
-  std::atomic<uint64_t> state_{0};
   std::atomic<bool> stop_{false};
+  // The sleepers' side: run() takes the mutex and notifies only when a worker sleeps.
+  alignas(64) std::atomic<int> sleepers_{0};
   std::mutex mutex_;
   std::condition_variable wake_;
 };

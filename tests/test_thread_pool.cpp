@@ -1,0 +1,52 @@
+// test_thread_pool.cpp — the fast CPU backend's thread pool (kernels/cpu/thread_pool.hpp) on
+// its own: workers that fell asleep after an idle spell must wake for the next region (a
+// lost wake-up would leave a worker asleep for good and its cores idle), and a region
+// bounded to fewer threads must not run on the others.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "thread_pool.hpp"
+
+using namespace nntrain;
+using namespace std::chrono;
+
+TEST_CASE("thread pool: workers asleep after an idle spell wake for the next region", "[pool]") {
+  ThreadPool pool(3);
+  std::atomic<int> joined{0};
+  int regions = 0, missed = 0;
+  // Idle gaps on both sides of the workers' spin limit (500 us), and well past it: a worker
+  // then goes to sleep just before, just after or long before the region starts.
+  for (int i = 0; i < 120 && missed == 0; ++i) {
+    std::this_thread::sleep_for(microseconds(i % 3 == 0 ? 2000 : 350 + (i * 37) % 300));
+    joined.store(0);
+    // Thread 0 waits in the region until both workers are inside: a worker that was not
+    // woken never joins (a region stays open while thread 0 is in it).
+    pool.run([&](int t) {
+      if (t > 0) {
+        joined.fetch_add(1);
+        return;
+      }
+      const auto until = steady_clock::now() + seconds(10);
+      while (joined.load() < 2 && steady_clock::now() < until) std::this_thread::yield();
+    });
+    ++regions;
+    if (joined.load() != 2) ++missed;
+  }
+  INFO(missed << " of " << regions << " regions had a worker that never woke");
+  CHECK(missed == 0);
+  CHECK(regions == 120);
+}
+
+TEST_CASE("thread pool: a region bounded to fewer threads runs on those only", "[pool]") {
+  ThreadPool pool(4);
+  REQUIRE(pool.size() == 4);
+  for (int bound : {1, 2, 3, 4}) {
+    std::atomic<int> ran[4] = {0, 0, 0, 0};
+    for (int r = 0; r < 50; ++r) pool.run([&](int t) { ran[t].fetch_add(1); }, bound);
+    CHECK(ran[0].load() == 50);  // the caller always runs its part
+    for (int t = bound; t < 4; ++t) CHECK(ran[t].load() == 0);
+  }
+}
