@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <stdexcept>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
