@@ -8,7 +8,9 @@
 # and prints times, ratios and GFLOP/s against the machine's nominal peak; and
 #   3. (--minibatch, or --minibatch-only) the mini-batch table: batches 256…4096 of the
 #      reference experiment on 1 thread and on all threads, shuffled (the default) and not,
-#      GFLOP/s and % of the FMA peak that scripts/fma_peak.c measures in the same run.
+#      GFLOP/s and % of the FMA peak that scripts/fma_peak.c measures in the same run;
+#      then the kernels' bound on each whole-chunk batch (nntrain_kernel_bound, built next
+#      to nntrain: what the kernels alone allow a step, and how close the steps come to it).
 #
 #   scripts/bench_cpu.sh [--reps N] [--wide-epochs N] [--no-reference] [--blas-sweep]
 #                        [--minibatch | --minibatch-only] [--epochs-mb N]
@@ -69,6 +71,10 @@ if ((minibatch)); then
   cc -O2 -o "$tmp/fma_peak" scripts/fma_peak.c -lpthread
   "$tmp/fma_peak" 1 5 >"$tmp/peak_1.json"
   "$tmp/fma_peak" "$(nproc)" 5 >"$tmp/peak_all.json"
+  # The kernels alone, hot cache (bench/kernel_bound.cpp): a 256-sample chunk, the reduction
+  # and Adam, a core-to-core round trip.
+  bound_bin=$(dirname "$NNTRAIN")/nntrain_kernel_bound
+  if [[ -x $bound_bin ]] && "$bound_bin" >"$tmp/bound.json"; then :; else echo "{}" >"$tmp/bound.json"; fi
   $NNTRAIN --config configs/peaks.json --epochs 0 --save-model "$tmp/init_mb.json" --out "$tmp/init_mb_run" --quiet >/dev/null
   echo "mini-batches (each: $epochs_mb epochs, min of $reps in-process repeats):" >&2
   for th in 1 "$(nproc)"; do
@@ -87,9 +93,9 @@ if ((minibatch)); then
   done
   "$tmp/fma_peak" 1 5 >"$tmp/peak_1b.json"
   "$tmp/fma_peak" "$(nproc)" 5 >"$tmp/peak_allb.json"
-  $PY - "$tmp" "$(nproc)" <<'EOF2'
+  $PY - "$tmp" "$(nproc)" "$bound_bin" <<'EOF2'
 import json, os, sys
-tmp, n = sys.argv[1], sys.argv[2]
+tmp, n, bound_bin = sys.argv[1], sys.argv[2], sys.argv[3]
 def load(name):
     with open(os.path.join(tmp, name + ".json")) as f:
         j = json.load(f)
@@ -125,6 +131,39 @@ r = load(f"mb_1024_true_{n}")
 print(f"- fast backend ({n} threads, batch 1024): {r['details']}")
 r = load(f"mb_256_true_{n}")
 print(f"- fast backend ({n} threads, batch 256): {r['details']}")
+print()
+# The kernels' bound: a step of C chunks on t threads takes at least ceil(C/t) chunks, plus
+# the reduction and Adam of C slots (shared: / t), plus one core-to-core round trip when
+# t > 1 (the step must reach the other cores and their slots come back), each measured alone
+# with a hot cache. A lower bound on the step, so an upper bound on its % of the peak. Only
+# batches cut into whole 256-sample chunks (cpu_fast_partition.hpp: 512, 1024, … are 2, 4, …).
+b = json.load(open(os.path.join(tmp, "bound.json")))
+if not b:
+    print(f"No kernels' bound: {bound_bin} is not built.")
+    sys.exit(0)
+chunk, adam, rtt = b["chunk_ns"] / 1e3, b["adam_ns"], b.get("round_trip_ns", 0.0) / 1e3
+print(f"### The kernels' bound ({b['isa']}, bench/kernel_bound.cpp, hot cache, one core)")
+print()
+print(f"A 256-sample chunk {chunk:.3f} µs = {flops_per_sample * 256 / chunk / 1e3:.1f} GFLOP/s, "
+      f"{100 * flops_per_sample * 256 / chunk / 1e3 / p1:.0f} % of the 1-thread FMA peak (forward {b['forward_ns'] / 1e3:.3f}, "
+      f"backward {b['backward_ns'] / 1e3:.3f}, lane sums {b['lanes_ns'] / 1e3:.3f}); reduction and Adam of 1/4/16 slots "
+      f"{adam['1'] / 1e3:.3f}/{adam['4'] / 1e3:.3f}/{adam['16'] / 1e3:.3f} µs; core-to-core round trip "
+      + (f"{rtt * 1e3:.0f} ns." if "round_trip_ns" in b else "not measured (1 CPU)."))
+print()
+print(f"| batch | chunks | threads | bound: µs/step | bound: % of peak | measured (unshuffled): % of peak | measured ÷ bound | 75 % of peak needs: µs/step |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+for bs, chunks in ((256, 1), (512, 2), (1024, 4), (2048, 8), (4096, 16)):
+    for th, pk in ((1, p1), (int(n), pn))[: 1 if n == "1" else 2]:
+        if th > 1 and chunks == 1:
+            continue  # (a one-chunk batch runs on the calling thread alone)
+        t = min(th, chunks)
+        bound = -(-chunks // t) * chunk + adam[str(chunks)] / 1e3 / t + (rtt if t > 1 else 0.0)
+        gb = flops_per_sample * bs / bound / 1e3
+        # (measured as throughput: 40,000 samples leave a smaller last batch in each epoch)
+        r = load(f"mb_{bs}_false_{th}")
+        gm = flops_per_sample * r["samples"] * r["epochs"] / r.get("train_seconds_min", r["train_seconds"]) / 1e9
+        print(f"| {bs} | {chunks} | {th} | {bound:.2f} | {100 * gb / pk:.0f} | {100 * gm / pk:.0f} | {gm / gb:.2f} | "
+              f"{flops_per_sample * bs / (0.75 * pk) / 1e3:.2f} |")
 EOF2
   if ((minibatch == 2)); then
     echo "bench_cpu.sh: load average at the end $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -1,0 +1,198 @@
+// kernel_bound.cpp — what the fast CPU backend's kernels alone allow: the best a mini-batch
+// step of the reference net (2→20→5→1 relu, Adam) could take on this machine if nothing but
+// the kernels and the unavoidable hand-offs between cores cost time.
+//
+//   build/nntrain_kernel_bound [--isa avx512|avx2|generic] [--calls N] [--trips N]
+//
+// Prints one JSON object (nanoseconds; each figure the minimum over repeats of N calls, hot
+// cache, one core; the widest kernel set unless --isa):
+//   chunk_ns     one 256-sample chunk: the fused forward (with the loss, the last layer's
+//                gradient and the second layer's delta), the fused backward of layers 2 and
+//                1, and the lane sums of the 172 accumulators into the chunk's slot — the
+//                kernel calls a chunk makes in a step, in the same order, the faster of the
+//                two forward blockings (FirstForward::cols 1 and 2)
+//   forward_ns, backward_ns, lanes_ns   the same calls one at a time
+//   adam_ns      {"1": …, "2": …, "4": …, "8": …, "16": …}: the slot reduction and the Adam
+//                update of the 171 parameters from that many chunk slots (normal values: a
+//                dead relu unit's Adam state turns subnormal in training, which is slower)
+//   round_trip_ns  a core-to-core round trip: two threads answering each other through two
+//                cache lines, --trips of them (default 100,000), min of 3 (absent on a 1-CPU
+//                machine; on a VM it depends on where the host puts the two vCPUs: 50–120 ns
+//                on the AMD EPYC guests of docs/BENCHMARKS.md)
+// scripts/bench_cpu.sh turns these into a bound on each mini-batch row: a step of C chunks on
+// t threads takes at least ceil(C/t) chunks + adam(C) / t, plus one round trip when t > 1 (the
+// start must reach the other cores and their slots come back; / t as if the reduction were
+// shared at no cost). What the bound leaves out (the data's and the slots' trips through the
+// caches, the pool's bookkeeping, a dead relu unit's subnormal Adam state, a core's lower
+// clock when both run) only adds: it is a floor for any schedule of these kernels.
+// A measurement tool: no test asserts its figures (docs/BENCHMARKS.md records them).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cpu_fast.hpp"
+#include "cpu_fast_kernels.hpp"
+
+namespace {
+
+using nntrain::fast::Kernels;
+using Clock = std::chrono::steady_clock;
+
+// 64-byte aligned floats, filled with values in [-0.5, 0.5) (a fixed hash: no zero, no
+// subnormal) so that the relu units are about half active, as in training.
+struct Buf {
+  std::vector<float> v;
+  float* p;
+  explicit Buf(size_t n) : v(n + 16) {
+    p = v.data() + ((64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64) / sizeof(float);
+    for (size_t i = 0; i < n; ++i) p[i] = float((i * 2654435761u) % 1000) / 1000.0f - 0.4995f;
+  }
+};
+
+// Minimum over `reps` repeats of `calls` calls of f, in ns per call.
+template <class F>
+double min_ns(int reps, int calls, F&& f) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < calls; ++i) {
+      f();
+      asm volatile("" ::: "memory");
+    }
+    best = std::min(best, std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / calls);
+  }
+  return best;
+}
+
+// Two threads pass a counter back and forth through two cache lines; ns per round trip.
+double round_trip_ns(int trips, int reps) {
+  struct alignas(64) Line {
+    std::atomic<int> v{0};
+  };
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    Line ping, pong;
+    std::thread other([&] {
+      for (int i = 1; i <= trips; ++i) {
+        while (ping.v.load(std::memory_order_acquire) != i) {
+        }
+        pong.v.store(i, std::memory_order_release);
+      }
+    });
+    // (the other thread's start is outside the timing: it waits for the first ping)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const auto t0 = Clock::now();
+    for (int i = 1; i <= trips; ++i) {
+      ping.v.store(i, std::memory_order_release);
+      while (pong.v.load(std::memory_order_acquire) != i) {
+      }
+    }
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / trips;
+    other.join();
+    best = std::min(best, ns);
+  }
+  return best;
+}
+
+int usage(const char* msg) {
+  std::fprintf(stderr, "nntrain_kernel_bound: %s\nusage: nntrain_kernel_bound [--isa avx512|avx2|generic] [--calls N] [--trips N]\n", msg);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string isa = nntrain::fast_cpu_isas().front();
+  int calls = 20000, trips = 100000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--isa" && i + 1 < argc) {
+      isa = argv[++i];
+      const auto ok = nntrain::fast_cpu_isas();
+      if (std::find(ok.begin(), ok.end(), isa) == ok.end()) return usage(("instruction set not available here: " + isa).c_str());
+    } else if (a == "--calls" && i + 1 < argc) {
+      calls = std::atoi(argv[++i]);
+      if (calls < 1) return usage("--calls: a positive number");
+    } else if (a == "--trips" && i + 1 < argc) {
+      trips = std::atoi(argv[++i]);
+      if (trips < 1) return usage("--trips: a positive number");
+    } else {
+      return usage(("unknown argument: " + a).c_str());
+    }
+  }
+#if defined(__x86_64__)
+  const Kernels& k = isa == "avx512" ? nntrain::fast::kernels_avx512()
+                     : isa == "avx2" ? nntrain::fast::kernels_avx2()
+                                     : nntrain::fast::kernels_generic();
+#else
+  const Kernels& k = nntrain::fast::kernels_generic();
+#endif
+  constexpr int T = 256, kAcc = 172, kParams = 171, kStride = 176;
+  const size_t L = size_t(k.lanes);
+  // The reference net's parameters and one tile's rows (inputs, target, activations, deltas).
+  Buf W0(40), b0(20), W1(100), b1(5), W2(5), b2(1);
+  Buf X(3 * T), H(20 * T), Z(5 * T), Z2(T), D(20 * T), P(20 * T);
+  // (lane_reduce may read up to kLaneReduceSlack accumulators past the run: readable, finite)
+  Buf acc((kAcc + nntrain::fast::kLaneReduceSlack) * L), slot(kStride);
+  // The accumulators in the backend's order: layer 0 (40 + 20), layer 1 (100 + 5), layer 2
+  // (5 + 1), the loss.
+  float* gW0 = acc.p;
+  float* gb0 = gW0 + 40 * L;
+  float* gW1 = gb0 + 20 * L;
+  float* gb1 = gW1 + 100 * L;
+  float* gW2 = gb1 + 5 * L;
+  float* gb2 = gW2 + 5 * L;
+  float* loss = gb2 + 1 * L;
+
+  nntrain::fast::FirstForward f{};
+  f.W0 = W0.p, f.b0 = b0.p, f.nx = 2, f.X0 = X.p, f.ldx = T, f.K = 20, f.act0 = 1, f.H = H.p;
+  f.W1 = W1.p, f.b1 = b1.p, f.out = 5, f.Z = Z.p, f.T = T, f.act1 = 1, f.valid = T;
+  f.W2 = W2.p, f.b2 = b2.p, f.out2 = 1, f.Z2 = Z2.p, f.act2 = 0;
+  f.Y = X.p + 2 * T, f.two_over_count = 2.0f / 40000.0f, f.loss = loss, f.gW2 = gW2, f.gb2 = gb2, f.D = D.p;
+  f.fresh = true;
+  f.cols = 1;
+  const nntrain::fast::FirstBackward bk{W1.p, D.p, H.p, 20, 5, T, 1, gW1, gb1, P.p, X.p, size_t(T), 2, gW0, gb0, true};
+  if (k.forward_first(f) != 3) return usage("the fused forward does not take the reference net on this kernel set");
+
+  const int reps = 9;
+  double forward = 1e300, chunk = 1e300;
+  for (int cols = 1; cols <= (isa == "avx512" ? 2 : 1); ++cols) {
+    f.cols = cols;
+    forward = std::min(forward, min_ns(reps, calls, [&] { k.forward_first(f); }));
+    chunk = std::min(chunk, min_ns(reps, calls, [&] {
+                       k.forward_first(f);
+                       k.grad_backprop_first(bk);
+                       k.lane_reduce(acc.p, kAcc, slot.p);
+                     }));
+  }
+  const double backward = min_ns(reps, calls, [&] { k.grad_backprop_first(bk); });
+  const double lanes = min_ns(reps, calls, [&] { k.lane_reduce(acc.p, kAcc, slot.p); });
+
+  // The reduction and Adam from 1, 4 and 16 slots. m and v start normal and stay so: a
+  // constant gradient keeps m near it and v near its square.
+  Buf slots(16 * kStride), w(kStride), m(kStride), v(kStride);
+  for (int i = 0; i < kStride; ++i) v.p[i] = m.p[i] * m.p[i] + 1e-3f;
+  const nntrain::fast::AdamScalars h{0.9f, 0.1f, 0.999f, 0.001f, 1e-8f, 0.5f, 1e-4f};
+  const int adam_chunks[] = {1, 2, 4, 8, 16};
+  double adam[5];
+  for (int j = 0; j < 5; ++j)
+    adam[j] = min_ns(reps, calls, [&] { k.reduce_adam(slots.p, kStride, adam_chunks[j], 0, kParams, w.p, m.p, v.p, h); });
+
+  const bool two = std::thread::hardware_concurrency() >= 2;
+  const double rtt = two ? round_trip_ns(trips, 3) : 0.0;
+
+  std::printf("{\"isa\": \"%s\", \"samples_per_chunk\": %d, \"chunk_ns\": %.1f, \"forward_ns\": %.1f, "
+              "\"backward_ns\": %.1f, \"lanes_ns\": %.1f, \"adam_ns\": {",
+              isa.c_str(), T, chunk, forward, backward, lanes);
+  for (int j = 0; j < 5; ++j) std::printf("%s\"%d\": %.1f", j ? ", " : "", adam_chunks[j], adam[j]);
+  std::printf("}");
+  if (two) std::printf(", \"round_trip_ns\": %.1f", rtt);
+  std::printf("}\n");
+  return 0;
+}
