@@ -25,7 +25,9 @@
 // shared at no cost). What the bound leaves out (the data's and the slots' trips through the
 // caches, the pool's bookkeeping, a dead relu unit's subnormal Adam state, a core's lower
 // clock when both run) only adds: it is a floor for any schedule of these kernels.
-// A measurement tool: no test asserts its figures (docs/BENCHMARKS.md records them).
+// A measurement tool: no test asserts its figures (docs/BENCHMARKS.md records them). Exit 0;
+// 2 with the usage line on a bad argument or an instruction set this CPU lacks; 1 on an
+// internal error (a kernel set that does not fuse the reference net's forward).
 #include <algorithm>
 #include <atomic>
 #include <chrono>

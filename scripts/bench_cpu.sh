@@ -74,7 +74,12 @@ if ((minibatch)); then
   # The kernels alone, hot cache (bench/kernel_bound.cpp): a 256-sample chunk, the reduction
   # and Adam, a core-to-core round trip.
   bound_bin=$(dirname "$NNTRAIN")/nntrain_kernel_bound
-  if [[ -x $bound_bin ]] && "$bound_bin" >"$tmp/bound.json"; then :; else echo "{}" >"$tmp/bound.json"; fi
+  if [[ ! -x $bound_bin ]]; then
+    echo "{}" >"$tmp/bound.json"
+  elif ! "$bound_bin" >"$tmp/bound.json"; then
+    echo "bench_cpu.sh: $bound_bin failed: no kernels' floor in this run" >&2
+    echo "{}" >"$tmp/bound.json"
+  fi
   $NNTRAIN --config configs/peaks.json --epochs 0 --save-model "$tmp/init_mb.json" --out "$tmp/init_mb_run" --quiet >/dev/null
   echo "mini-batches (each: $epochs_mb epochs, min of $reps in-process repeats):" >&2
   for th in 1 "$(nproc)"; do
@@ -139,7 +144,7 @@ print()
 # batches cut into whole 256-sample chunks (cpu_fast_partition.hpp: 512, 1024, … are 2, 4, …).
 b = json.load(open(os.path.join(tmp, "bound.json")))
 if not b:
-    print(f"No kernels' bound: {bound_bin} is not built.")
+    print(f"No kernels' bound: {bound_bin} is not built, or it failed (stderr says which).")
     sys.exit(0)
 chunk, adam, rtt = b["chunk_ns"] / 1e3, b["adam_ns"], b.get("round_trip_ns", 0.0) / 1e3
 print(f"### The kernels' bound ({b['isa']}, bench/kernel_bound.cpp, hot cache, one core)")
