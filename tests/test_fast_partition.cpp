@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <queue>
 #include <vector>
@@ -148,7 +149,7 @@ TEST_CASE("a late thread's run is taken by the others", "[fast][partition]") {
 TEST_CASE("the vectorised shuffle gives nnmath.hpp's permutation", "[fast][partition]") {
   for (const std::string& isa : fast_cpu_isas()) {
     const fast::Kernels& k = kernels_for(isa);
-    for (uint32_t n : {1u, 2u, 5u, 64u, 1000u, 40000u, 65536u, 65537u}) {
+    for (uint32_t n : {1u, 2u, 3u, 5u, 17u, 64u, 255u, 256u, 257u, 1000u, 4097u, 16385u, 40000u, 65536u, 65537u}) {
       const ShuffleKey key = make_shuffle_key(n, 42, 7);
       const fast::ShuffleArgs args{key.n, key.half_bits, {key.k[0], key.k[1], key.k[2], key.k[3]}};
       std::vector<uint32_t> got(n, 0xFFFFFFFFu), want(n);
@@ -163,6 +164,74 @@ TEST_CASE("the vectorised shuffle gives nnmath.hpp's permutation", "[fast][parti
       CHECK(got == want);
     }
   }
+}
+
+TEST_CASE("the VBMI byte-table shuffle gives nnmath.hpp's permutation", "[fast][partition]") {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  const bool vbmi = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512vbmi");
+#else
+  const bool vbmi = false;
+#endif
+  if (!vbmi) {
+    // Catch2 v2 has no SKIP: a warning with the reason (as test_cli.cpp's sanitizer case).
+#ifdef SKIP
+    SKIP("skipped: this CPU has no AVX-512 VBMI, so the byte-table shuffle cannot run here");
+#else
+    WARN("skipped: this CPU has no AVX-512 VBMI, so the byte-table shuffle cannot run here");
+    return;
+#endif
+  }
+#if defined(__x86_64__)
+  // Piece lengths cycled through: single samples, whole and ragged tiles, and pieces longer
+  // than the kernel's 256 (its inner loop), each piece starting where the last ended.
+  const int lengths[] = {1, 256, 255, 257, 63, 64, 65, 300, 17, 1, 129, 512, 7, 191};
+  const uint32_t kUnwritten = 0xFFFFFFFFu;
+  for (uint32_t n : {1u, 2u, 3u, 5u, 16u, 17u, 64u, 255u, 256u, 257u, 1000u, 4097u, 40000u, 65536u}) {
+    for (uint64_t seed : {uint64_t(1), uint64_t(42), uint64_t(20240229)}) {
+      for (uint64_t epoch : {uint64_t(0), uint64_t(7), uint64_t(1000)}) {
+        const ShuffleKey key = make_shuffle_key(n, seed, epoch);
+        const fast::ShuffleArgs args{key.n, key.half_bits, {key.k[0], key.k[1], key.k[2], key.k[3]}};
+        INFO("n " << n << ", seed " << seed << ", epoch " << epoch);
+        REQUIRE(fast::shuffle_rows_vbmi_usable(args));
+        // One spare entry: each piece must leave the next position unwritten.
+        std::vector<uint32_t> got(size_t(n) + 1, kUnwritten), want(n);
+        for (uint32_t i = 0; i < n; ++i) want[i] = shuffle_index(key, i);
+        size_t overruns = 0, li = size_t(seed + epoch) % std::size(lengths);  // offsets differ per key
+        for (uint32_t first = 0; first < n; li = (li + 1) % std::size(lengths)) {
+          const int count = int(std::min<uint32_t>(n - first, uint32_t(lengths[li])));
+          fast::shuffle_rows_vbmi(args, first, count, got.data() + first);
+          first += uint32_t(count);
+          overruns += got[first] != kUnwritten ? 1 : 0;
+        }
+        CHECK(overruns == 0);
+        got.pop_back();
+        CHECK(got == want);
+      }
+    }
+  }
+  // Two keys' pieces interleaved call by call: the tables kept for one key must not serve the
+  // other (the kernel rebuilds them when the key changes).
+  const ShuffleKey ka = make_shuffle_key(40000, 42, 3), kb = make_shuffle_key(40000, 42, 4);
+  const fast::ShuffleArgs a{ka.n, ka.half_bits, {ka.k[0], ka.k[1], ka.k[2], ka.k[3]}};
+  const fast::ShuffleArgs b{kb.n, kb.half_bits, {kb.k[0], kb.k[1], kb.k[2], kb.k[3]}};
+  std::vector<uint32_t> got_a(40000), got_b(40000);
+  bool same_a = true, same_b = true;
+  for (uint32_t first = 0; first < 40000; first += 200) {
+    fast::shuffle_rows_vbmi(a, first, 200, got_a.data() + first);
+    fast::shuffle_rows_vbmi(b, first, 200, got_b.data() + first);
+  }
+  for (uint32_t i = 0; i < 40000; ++i) {
+    same_a = same_a && got_a[i] == shuffle_index(ka, i);
+    same_b = same_b && got_b[i] == shuffle_index(kb, i);
+  }
+  CHECK(same_a);
+  CHECK(same_b);
+  // Halves wider than a byte are not for it.
+  const ShuffleKey wide = make_shuffle_key(65537, 42, 7);
+  CHECK_FALSE(fast::shuffle_rows_vbmi_usable({wide.n, wide.half_bits, {wide.k[0], wide.k[1], wide.k[2], wide.k[3]}}));
+#endif
 }
 
 TEST_CASE("lane sums are the halving tree, bit for bit, on every ISA", "[fast][partition]") {

@@ -80,7 +80,19 @@ constexpr int OB = 6, CB = 4, GOB = 5, IB = 4;
 constexpr const char* kIsaName = "avx512";
 constexpr bool kFused = true;
 
+// shuffle_rows: the VBMI byte-table version where the CPU and n allow it (about a third of
+// the cost per sample at n = 40,000 on Zen 4), else the 32-bit one in the .inc.
+static void shuffle_rows_dispatch(const ShuffleArgs& key, uint32_t first, int count, uint32_t* out);
+#define NN_SHUFFLE_ROWS shuffle_rows_dispatch
+
 #include "cpu_fast_kernels.inc"
+
+static void shuffle_rows_dispatch(const ShuffleArgs& key, uint32_t first, int count, uint32_t* out) {
+  if (shuffle_rows_vbmi_usable(key))
+    shuffle_rows_vbmi(key, first, count, out);
+  else
+    k_shuffle_rows(key, first, count, out);
+}
 
 }  // namespace isa_avx512
 

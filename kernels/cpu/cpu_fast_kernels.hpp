@@ -153,6 +153,13 @@ const Kernels& kernels_generic();
 #if defined(__x86_64__)
 const Kernels& kernels_avx2();
 const Kernels& kernels_avx512();
+
+// shuffle_rows on AVX-512 VBMI, 64 samples a vector as bytes (cpu_fast_shuffle_vbmi.cpp),
+// the same values. Usable when the CPU has avx512f, avx512bw and avx512vbmi and the key's
+// halves fit in a byte (half_bits <= 8: n <= 65536); call it only then. The AVX-512 table's
+// shuffle_rows takes it where usable.
+bool shuffle_rows_vbmi_usable(const ShuffleArgs& key);
+void shuffle_rows_vbmi(const ShuffleArgs& key, uint32_t first, int count, uint32_t* out);
 #endif
 
 // tanh and sigmoid through nnmath.hpp's act_forward, compiled with the baseline flags (the
