@@ -126,6 +126,16 @@ mutant gather-transpose kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
   'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 2, 3, 6, 7),' \
   'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 0, 1, 6, 7),' \
   'fast backend: shuffled tiles take two samples second input from the first'
+# The VBMI shuffle: its tables are one key's (rebuilt when the key changes), and a piece's
+# last partial group of 16 indices is stored masked (never past out[count - 1]).
+mutant vbmi-stale-tables kernels/cpu/cpu_fast_shuffle_vbmi.cpp '[partition]' \
+  'if (!tab.built || !same_key(tab.key, key)) build_tables(tab, key);' \
+  'if (!tab.built) build_tables(tab, key);' \
+  'VBMI shuffle: keeps the first key tables for every later epoch'
+mutant vbmi-tail-overrun kernels/cpu/cpu_fast_shuffle_vbmi.cpp '[partition]' \
+  '      if (rem >= 16)' \
+  '      if (rem > 0)' \
+  'VBMI shuffle: writes whole groups of 16 indices past the end of a piece'
 # The schedule: a worker that joins a step late must not take a chunk again once the
 # parameter blocks have started (their claims reuse the chunks' counters with the next tag).
 mutant claim-later-tag kernels/cpu/cpu_fast.cpp '[determinism]' \
