@@ -3,44 +3,49 @@
 //
 //   fma_peak THREADS [REPEATS]  ->  one line: {"threads": T, "gflops": G, "isa": "..."}
 //
-// Each thread runs 16 independent chains of vector FMAs (enough to cover the latency of
-// two FMA pipes) on the widest vectors the CPU has, ~50 ms per repeat at 100 GFLOP/s; the best repeat's
-// wall time over all threads counts, 2 flops per lane per FMA.
+// Each thread runs independent chains of vector FMAs on the widest vectors the CPU has: 16
+// with AVX-512 (32 registers), 12 with AVX2 (16 registers: the 12 chains and the two
+// constants fit; 16 chains did not, and the spills to the stack halved the measured peak on
+// an AVX2-only machine, 2026-11-25). 12 still covers two FMA pipes of latency 4-5 (8-10
+// chains). ~50 ms per repeat at 100 GFLOP/s; the best repeat's wall time over all threads
+// counts, 2 flops per lane per FMA. tests/CMakeLists.txt's fma_peak_no_spills checks the
+// compiled loops keep every chain in a register.
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#define CHAINS 16
+#define CHAINS512 16
+#define CHAINS256 12
 static long iters = 10000000;
 static volatile float sink;
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 __attribute__((target("avx512f,fma"))) static void run512(void) {
-  __m512 acc[CHAINS];
+  __m512 acc[CHAINS512];
   const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
 #pragma GCC unroll 16
-  for (int j = 0; j < CHAINS; ++j) acc[j] = _mm512_set1_ps((float)j);
+  for (int j = 0; j < CHAINS512; ++j) acc[j] = _mm512_set1_ps((float)j);
   for (long i = 0; i < iters; ++i) {
 #pragma GCC unroll 16
-    for (int j = 0; j < CHAINS; ++j) acc[j] = _mm512_fmadd_ps(acc[j], m, a);
+    for (int j = 0; j < CHAINS512; ++j) acc[j] = _mm512_fmadd_ps(acc[j], m, a);
   }
   float s = 0;
-  for (int j = 0; j < CHAINS; ++j) s += _mm512_reduce_add_ps(acc[j]);
+  for (int j = 0; j < CHAINS512; ++j) s += _mm512_reduce_add_ps(acc[j]);
   sink = s;
 }
 __attribute__((target("avx2,fma"))) static void run256(void) {
-  __m256 acc[CHAINS];
+  __m256 acc[CHAINS256];
   const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
 #pragma GCC unroll 16
-  for (int j = 0; j < CHAINS; ++j) acc[j] = _mm256_set1_ps((float)j);
+  for (int j = 0; j < CHAINS256; ++j) acc[j] = _mm256_set1_ps((float)j);
   for (long i = 0; i < iters; ++i) {
 #pragma GCC unroll 16
-    for (int j = 0; j < CHAINS; ++j) acc[j] = _mm256_fmadd_ps(acc[j], m, a);
+    for (int j = 0; j < CHAINS256; ++j) acc[j] = _mm256_fmadd_ps(acc[j], m, a);
   }
   float s = 0;
-  for (int j = 0; j < CHAINS; ++j) {
+  for (int j = 0; j < CHAINS256; ++j) {
     float v[8];
     _mm256_storeu_ps(v, acc[j]);
     for (int k = 0; k < 8; ++k) s += v[k];
@@ -84,7 +89,7 @@ int main(int argc, char** argv) {
     const double dt = now() - t0;
     if (dt < best) best = dt;
   }
-  const double flops = 2.0 * lanes * CHAINS * (double)iters * threads;
+  const double flops = 2.0 * lanes * (lanes == 16 ? CHAINS512 : CHAINS256) * (double)iters * threads;
   printf("{\"threads\": %d, \"gflops\": %.1f, \"isa\": \"%s\"}\n", threads, flops / best / 1e9,
          lanes == 16 ? "avx512" : "avx2");
   free(t);
