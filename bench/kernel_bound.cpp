@@ -10,8 +10,10 @@
 //                gradient and the second layer's delta), the fused backward of layers 2 and
 //                1, and the lane sums of the 172 accumulators into the chunk's slot — the
 //                kernel calls a chunk makes in a step, in the same order, the faster of the
-//                two forward blockings (FirstForward::cols 1 and 2)
+//                two forward blockings (FirstForward::cols 1 and 2; 1 only on the baseline set)
 //   forward_ns, backward_ns, lanes_ns   the same calls one at a time
+//   forward_ns_by_cols  {"1": …, "2": …}: the forward with each blocking (FirstForward::cols;
+//                "2" absent on the baseline set), for pick_forward_cols's rule in cpu_fast.cpp
 //   adam_ns      {"1": …, "2": …, "4": …, "8": …, "16": …}: the slot reduction and the Adam
 //                update of the 171 parameters from that many chunk slots (normal values: a
 //                dead relu unit's Adam state turns subnormal in training, which is slower)
@@ -168,9 +170,12 @@ int main(int argc, char** argv) {
 
   const int reps = 9;
   double forward = 1e300, chunk = 1e300;
-  for (int cols = 1; cols <= (isa == "avx512" ? 2 : 1); ++cols) {
+  double forward_cols[2] = {0.0, 0.0};
+  const int most_cols = isa == "generic" ? 1 : 2;  // (the baseline set has blocks of 1 only)
+  for (int cols = 1; cols <= most_cols; ++cols) {
     f.cols = cols;
-    forward = std::min(forward, min_ns(reps, calls, [&] { k.forward_first(f); }));
+    forward_cols[cols - 1] = min_ns(reps, calls, [&] { k.forward_first(f); });
+    forward = std::min(forward, forward_cols[cols - 1]);
     chunk = std::min(chunk, min_ns(reps, calls, [&] {
                        k.forward_first(f);
                        k.grad_backprop_first(bk);
@@ -197,6 +202,9 @@ int main(int argc, char** argv) {
               "\"backward_ns\": %.1f, \"lanes_ns\": %.1f, \"adam_ns\": {",
               isa.c_str(), T, chunk, forward, backward, lanes);
   for (int j = 0; j < 5; ++j) std::printf("%s\"%d\": %.1f", j ? ", " : "", adam_chunks[j], adam[j]);
+  std::printf("}");
+  std::printf(", \"forward_ns_by_cols\": {\"1\": %.1f", forward_cols[0]);
+  if (most_cols == 2) std::printf(", \"2\": %.1f", forward_cols[1]);
   std::printf("}");
   if (two) std::printf(", \"round_trip_ns\": %.1f", rtt);
   std::printf("}\n");

@@ -155,11 +155,13 @@ if not b:
     print(f"No kernels' bound: {bound_bin} is not built, or it failed (stderr says which).")
     sys.exit(0)
 chunk, adam, rtt = b["chunk_ns"] / 1e3, b["adam_ns"], b.get("round_trip_ns", 0.0) / 1e3
+byc = b.get("forward_ns_by_cols", {})
 print(f"### The kernels' bound ({b['isa']}, bench/kernel_bound.cpp, hot cache, one core)")
 print()
 print(f"A 256-sample chunk {chunk:.3f} µs = {flops_per_sample * 256 / chunk / 1e3:.1f} GFLOP/s, "
-      f"{100 * flops_per_sample * 256 / chunk / 1e3 / p1:.0f} % of the 1-thread FMA peak (forward {b['forward_ns'] / 1e3:.3f}, "
-      f"backward {b['backward_ns'] / 1e3:.3f}, lane sums {b['lanes_ns'] / 1e3:.3f}); reduction and Adam of 1/4/16 slots "
+      f"{100 * flops_per_sample * 256 / chunk / 1e3 / p1:.0f} % of the 1-thread FMA peak (forward {b['forward_ns'] / 1e3:.3f}"
+      + (f" — blocks of 1/2 vectors {byc['1'] / 1e3:.3f}/{byc['2'] / 1e3:.3f}" if '2' in byc else "")
+      + f", backward {b['backward_ns'] / 1e3:.3f}, lane sums {b['lanes_ns'] / 1e3:.3f}); reduction and Adam of 1/4/16 slots "
       f"{adam['1'] / 1e3:.3f}/{adam['4'] / 1e3:.3f}/{adam['16'] / 1e3:.3f} µs; core-to-core round trip "
       + (f"{rtt * 1e3:.0f} ns." if "round_trip_ns" in b else "not measured (1 CPU)."))
 print()

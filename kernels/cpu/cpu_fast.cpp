@@ -141,14 +141,19 @@ const Kernels& pick_kernels(std::string isa) {
 }
 
 // Vectors of samples per register block in the fused first-layers forward (FirstForward::
-// cols). Its inner loop keeps OUT accumulator chains per vector, each a multiply-add every
-// iteration with 4 cycles of latency. A core with two 512-bit FMA pipes needs 8 chains in
-// flight, so 2 vectors (10 chains for the reference net's 5 outputs). AMD Zen 4 (family 19h:
-// the only one of that family with AVX-512) runs a 512-bit FMA on both of its 256-bit pipes,
-// one per cycle, so 5 chains suffice; there the block of 1 vector measured ~8 % faster (the
-// kernel alone, 256-sample chunks: median 1,894 against 2,051 TSC ticks; docs/BENCHMARKS.md).
-// Bits are the same either way. NNTRAIN_FAST_FWD_COLS=1|2 overrides (for A/B runs).
-int pick_forward_cols(int requested) {
+// cols) of a kernel set of `lanes` floats per vector. Its inner loop keeps OUT accumulator
+// chains per vector, each a multiply-add every iteration with 4 cycles of latency, and
+// loads each weight as a broadcast once per block. A core with two 512-bit FMA pipes needs 8
+// chains in flight, so 2 vectors (10 chains for the reference net's 5 outputs). AMD Zen 4
+// (family 19h: the only one of that family with AVX-512) runs a 512-bit FMA on both of its
+// 256-bit pipes, one per cycle, so 5 chains suffice; there the block of 1 vector measured ~8 %
+// faster (the kernel alone, 256-sample chunks: median 1,894 against 2,051 TSC ticks;
+// docs/BENCHMARKS.md). The AVX2 set (8 lanes) takes 2 on every CPU: two 256-bit pipes need 8
+// chains, and a block of 1 spends more loads (8 broadcasts a row) than multiply-adds (7); on
+// AMD Zen 3 (family 19h too) its forward measured ~25 % faster with 2. The baseline set
+// (4 lanes) has only blocks of 1. Bits are the same either way. NNTRAIN_FAST_FWD_COLS=1|2
+// overrides (for A/B runs).
+int pick_forward_cols(int requested, int lanes) {
   if (requested == 1 || requested == 2) return requested;
   if (requested != 0)
     throw UsageError(fmt::format("fast CPU backend: forward block of {} vectors (1 or 2)", requested));
@@ -156,6 +161,7 @@ int pick_forward_cols(int requested) {
     if (std::strcmp(env, "1") == 0 || std::strcmp(env, "2") == 0) return env[0] - '0';
     throw UsageError(std::string("NNTRAIN_FAST_FWD_COLS: not 1 or 2: ") + env);
   }
+  if (lanes != 16) return 2;
 #if defined(__x86_64__)
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163 &&  // "AuthenticAMD"
@@ -201,8 +207,8 @@ class CpuFastBackend final : public Backend {
     late_worker_ = tuning.late_worker;
     const int L = spec_.layers();
     blas_min_ = pick_blas_min(tuning.blas_min_width);
-    const int cols = pick_forward_cols(tuning.forward_cols);  // (checked whatever the kernel set)
-    fwd_cols_ = k_->lanes == 16 ? cols : 1;
+    const int cols = pick_forward_cols(tuning.forward_cols, k_->lanes);  // (checked whatever the kernel set)
+    fwd_cols_ = k_->lanes >= 8 ? cols : 1;
     blas_.assign(size_t(L), false);
     bool any_blas = false;
     for (int l = 0; l < L; ++l)
@@ -317,7 +323,7 @@ class CpuFastBackend final : public Backend {
     for (int l = 0; l < spec_.layers(); ++l)
       if (blas_[size_t(l)]) blas_layers += (blas_layers.empty() ? "" : ",") + std::to_string(l + 1);
     const std::string blocks =
-        k_->lanes == 16 ? fmt::format(", forward blocks of {} vector{}", fwd_cols_, fwd_cols_ > 1 ? "s" : "") : "";
+        k_->lanes >= 8 ? fmt::format(", forward blocks of {} vector{}", fwd_cols_, fwd_cols_ > 1 ? "s" : "") : "";
     return fmt::format("{} ({} lanes{}{}), {} threads{}, tile {} samples, {} chunk(s) of <= {} samples per batch, {}",
                        k_->isa, k_->lanes, k_->fma ? ", FMA" : "", blocks, threads_, thread_rule(), tile_,
                        chunks_for(plan_.batch), chunk_samples_max(plan_.batch),

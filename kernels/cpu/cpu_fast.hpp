@@ -19,8 +19,8 @@ struct FastCpuTuning {
   // A layer goes through OpenBLAS sgemm when min(in, out) >= this (and the build has
   // OpenBLAS); -1 = the measured default kFastBlasMinWidth, or NNTRAIN_FAST_BLAS_MIN.
   int blas_min_width = -1;
-  // Vectors of samples per register block in the fused first-layers forward (AVX-512
-  // only; the other kernel sets use 1): 1 or 2; 0 = by CPU (pick_forward_cols in
+  // Vectors of samples per register block in the fused first-layers forward (AVX-512 and
+  // AVX2; the baseline set uses 1): 1 or 2; 0 = by CPU (pick_forward_cols in
   // cpu_fast.cpp), or NNTRAIN_FAST_FWD_COLS. The same bits either way.
   int forward_cols = 0;
   // Tests: this worker (1 … threads - 1) never takes part in a step, as if it were

@@ -63,7 +63,7 @@ struct FirstForward {
   int out2;
   float* Z2;
   int act2;
-  // Vectors of samples per register block: 1, or 2 where the unit has 32 registers (else 1).
+  // Vectors of samples per register block: 1, or 2 on the AVX-512 and AVX2 sets (else 1).
   // The same bits either way; which is faster depends on the core (pick_forward_cols in
   // cpu_fast.cpp).
   int cols;
