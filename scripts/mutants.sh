@@ -136,6 +136,15 @@ mutant vbmi-tail-overrun kernels/cpu/cpu_fast_shuffle_vbmi.cpp '[partition]' \
   '      if (rem >= 16)' \
   '      if (rem > 0)' \
   'VBMI shuffle: writes whole groups of 16 indices past the end of a piece'
+# The grouped shuffle (four vectors' first rounds at once) and AVX2's table-driven packing.
+mutant shuffle-group-positions kernels/cpu/cpu_fast_kernels.inc '[partition]' \
+  'm = append_pending(x[v], lane + uint32_t(j + v * LANES), LANES, key.n, pend, where, m);' \
+  'm = append_pending(x[v], lane + uint32_t(j), LANES, key.n, pend, where, m);' \
+  'shuffle: a group of first rounds records every vector under the first vector'"'"'s positions'
+mutant avx2-leftpack-count kernels/cpu/cpu_fast_avx2.cpp '[partition]' \
+  'count[mask] = uint8_t(k);' \
+  'count[mask] = uint8_t(k > 0 ? k - 1 : 0);' \
+  'AVX2 shuffle: the packing table counts one lane too few, so a value >= n is never walked'
 # The schedule: a worker that joins a step late must not take a chunk again once the
 # parameter blocks have started (their claims reuse the chunks' counters with the next tag).
 mutant claim-later-tag kernels/cpu/cpu_fast.cpp '[determinism]' \
