@@ -2,7 +2,8 @@
 # mutants.sh — does the test suite catch real bugs? Plants each deliberate bug of the list
 # below, one at a time, in a scratch copy of the source tree (outside the work tree, which is
 # never touched), rebuilds incrementally, runs the tests that should catch it, and reports
-# KILLED (a test failed) or SURVIVED (all passed). Ends with the line
+# KILLED (a test failed) or SURVIVED (all passed), or NOT RUN where it plants code that needs
+# a CPU feature this machine lacks (needs[ID] below; left out of N). Ends with the line
 #   mutants: K of N killed
 # Exit status: 0 when K >= 90 % of N; 1 below that; 2 when a mutant could not be planted
 # (its pattern is not found exactly once: the source drifted, fix the list) or did not
@@ -26,6 +27,8 @@ ONLY=",${MUTANTS_ONLY:-},"
 ids=() files=() filters=() froms=() tos=() whats=()
 # mutant ID FILE TEST-FILTER FROM TO WHAT — FILTER is a Catch2 test spec for nntrain_tests.
 mutant() { ids+=("$1"); files+=("$2"); filters+=("$3"); froms+=("$4"); tos+=("$5"); whats+=("$6"); }
+# needs[ID]=FLAG: the mutant plants code that runs only on CPUs with that /proc/cpuinfo flag.
+declare -A needs=()
 
 # --- the six classes of bugs that once shipped unnoticed (issue 11) ------------------------
 mutant fast-partial-tile kernels/cpu/cpu_fast.cpp '[sizes]' \
@@ -126,6 +129,10 @@ mutant gather-transpose kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
   'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 2, 3, 6, 7),' \
   'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 0, 1, 6, 7),' \
   'fast backend: shuffled tiles take two samples second input from the first'
+mutant gather-transpose8 kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
+  '__builtin_shufflevector(t0, t1, 2, 3, 10, 11, 6, 7, 14, 15),' \
+  '__builtin_shufflevector(t0, t1, 2, 3, 10, 11, 2, 3, 14, 15),' \
+  'fast backend: shuffled tiles of 8 records give samples 5 and 6 the second input of samples 1 and 2'
 # The VBMI shuffle: its tables are one key's (rebuilt when the key changes), and a piece's
 # last partial group of 16 indices is stored masked (never past out[count - 1]).
 mutant vbmi-stale-tables kernels/cpu/cpu_fast_shuffle_vbmi.cpp '[partition]' \
@@ -136,6 +143,8 @@ mutant vbmi-tail-overrun kernels/cpu/cpu_fast_shuffle_vbmi.cpp '[partition]' \
   '      if (rem >= 16)' \
   '      if (rem > 0)' \
   'VBMI shuffle: writes whole groups of 16 indices past the end of a piece'
+needs[vbmi-stale-tables]=avx512vbmi
+needs[vbmi-tail-overrun]=avx512vbmi
 # The grouped shuffle (four vectors' first rounds at once) and AVX2's table-driven packing.
 mutant shuffle-group-positions kernels/cpu/cpu_fast_kernels.inc '[partition]' \
   'm = append_pending(x[v], lane + uint32_t(j + v * LANES), LANES, key.n, pend, where, m);' \
@@ -145,6 +154,7 @@ mutant avx2-leftpack-count kernels/cpu/cpu_fast_avx2.cpp '[partition]' \
   'count[mask] = uint8_t(k);' \
   'count[mask] = uint8_t(k > 0 ? k - 1 : 0);' \
   'AVX2 shuffle: the packing table counts one lane too few, so a value >= n is never walked'
+needs[avx2-leftpack-count]=avx2
 # The schedule: a worker that joins a step late must not take a chunk again once the
 # parameter blocks have started (their claims reuse the chunks' counters with the next tag).
 mutant claim-later-tag kernels/cpu/cpu_fast.cpp '[determinism]' \
@@ -216,6 +226,12 @@ if [[ "${1:-}" == --check ]]; then
       bad=1
     fi
   done
+  for id in "${!needs[@]}"; do
+    if [[ " ${ids[*]} " != *" $id "* ]]; then
+      echo "mutants: ERROR: needs[$id]: no mutant of that name"
+      bad=1
+    fi
+  done
   echo "mutants: ${#ids[@]} mutants, $([[ $bad == 0 ]] && echo 'every pattern found once' || echo 'some patterns not found once')"
   exit $((bad * 2))
 fi
@@ -267,20 +283,31 @@ for i in "${!ids[@]}"; do
   baseline[$f]=ok
 done
 
-n=0 killed=0 errors=0
+n=0 killed=0 errors=0 not_run=0
+cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
 for i in "${!ids[@]}"; do
   id="${ids[$i]}"
   selected "$id" || continue
-  n=$((n + 1))
   file="$SCRATCH/src/${files[$i]}"
   t0=$(date +%s)
   count=$(occurrences "$i" "$file")
   if [[ "$count" != 1 ]]; then
+    n=$((n + 1))
     printf 'ERROR     %-24s pattern found %s times in %s (source drifted: update the list)\n' "$id" "$count" \
       "${files[$i]}"
     errors=$((errors + 1))
     continue
   fi
+  # A mutant in code that only runs on a CPU feature this machine lacks cannot be killed
+  # here (its tests report skipped): it is reported and left out of the count, not SURVIVED.
+  feature="${needs[$id]:-}"
+  if [[ -n "$feature" && "$cpu_flags" != *" $feature "* ]]; then
+    printf 'NOT RUN   %-24s %s  [this CPU has no %s: the planted code cannot run here]\n' "$id" "${whats[$i]}" \
+      "$feature"
+    not_run=$((not_run + 1))
+    continue
+  fi
+  n=$((n + 1))
   cp "$file" "$SCRATCH/orig"
   FROM="${froms[$i]}" TO="${tos[$i]}" perl -0777 -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$file"
   if ! build; then
@@ -298,7 +325,7 @@ for i in "${!ids[@]}"; do
 done
 
 echo "mutants: $(( $(date +%s) - start )) s in all, load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
-echo "mutants: $killed of $n killed"
+echo "mutants: $killed of $n killed$( ((not_run)) && echo " ($not_run not run: this CPU lacks what they need)")"
 if (( errors > 0 )); then exit 2; fi
 if (( n > 0 && killed * 10 < n * 9 )); then exit 1; fi
 exit 0
