@@ -155,6 +155,11 @@ mutant avx2-leftpack-count kernels/cpu/cpu_fast_avx2.cpp '[partition]' \
   'count[mask] = uint8_t(k > 0 ? k - 1 : 0);' \
   'AVX2 shuffle: the packing table counts one lane too few, so a value >= n is never walked'
 needs[avx2-leftpack-count]=avx2
+mutant avx2-lane-sums-tree kernels/cpu/cpu_fast_avx2.cpp '[partition]' \
+  '2, 3, 10, 11, 6, 7, 14, 15);' \
+  '3, 2, 11, 10, 7, 6, 15, 14);' \
+  'AVX2 lane sums: the second level adds s_j + s_j+3 and s_j+1 + s_j+2 (the same sum, another rounding)'
+needs[avx2-lane-sums-tree]=avx2
 # The schedule: a worker that joins a step late must not take a chunk again once the
 # parameter blocks have started (their claims reuse the chunks' counters with the next tag).
 mutant claim-later-tag kernels/cpu/cpu_fast.cpp '[determinism]' \

@@ -35,8 +35,8 @@ static inline float lane_sum(vf v) {  // pairwise: halves, then halves again (as
 #define NN_HAVE_MASKED_IO 1
 static inline vf vload_n(const float* p, size_t n) { return _mm512_maskz_loadu_ps(__mmask16((1u << n) - 1), p); }
 static inline void vstore_n(float* p, vf x, size_t n) { _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1), x); }
-#define NN_HAVE_LANE_SUM16 1
-__attribute__((always_inline)) static inline void lane_sum16(const float* acc, float* out) {
+#define NN_HAVE_LANE_SUMS 1
+__attribute__((always_inline)) static inline void lane_sums(const float* acc, float* out) {
   vf w[8], x[4], y[2];
   for (int i = 0; i < 8; ++i) {  // lanes j, j+8 of two accumulators: [a_j + a_j+8, b_j+8 + b_j]
     const vf a = *reinterpret_cast<const vf*>(acc + (2 * i) * 16), b = *reinterpret_cast<const vf*>(acc + (2 * i + 1) * 16);
