@@ -160,6 +160,11 @@ mutant avx2-lane-sums-tree kernels/cpu/cpu_fast_avx2.cpp '[partition]' \
   '3, 2, 11, 10, 7, 6, 15, 14);' \
   'AVX2 lane sums: the second level adds s_j + s_j+3 and s_j+1 + s_j+2 (the same sum, another rounding)'
 needs[avx2-lane-sums-tree]=avx2
+mutant avx2-masked-io kernels/cpu/cpu_fast_avx2.cpp '[fast]' \
+  '_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));' \
+  '_mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8));' \
+  'AVX2 masked loads and stores: a partial vector (the parameters'"'"' last) misses its last lane'
+needs[avx2-masked-io]=avx2
 # The schedule: a worker that joins a step late must not take a chunk again once the
 # parameter blocks have started (their claims reuse the chunks' counters with the next tag).
 mutant claim-later-tag kernels/cpu/cpu_fast.cpp '[determinism]' \
