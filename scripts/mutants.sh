@@ -165,6 +165,21 @@ mutant avx2-masked-io kernels/cpu/cpu_fast_avx2.cpp '[fast]' \
   '_mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8));' \
   'AVX2 masked loads and stores: a partial vector (the parameters'"'"' last) misses its last lane'
 needs[avx2-masked-io]=avx2
+mutant avx2-gbp-relu-row kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
+  '(%[dp],%[tb],4), %%ymm14' \
+  '(%[dp],%[tb3]), %%ymm14' \
+  'AVX2 fused backward columns: the fifth D row is read from the fourth'"'"'s place'
+needs[avx2-gbp-relu-row]=avx2
+mutant avx2-gbp-relu-mask kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
+  'vcmpps $0x1e, %[zero]' \
+  'vcmpps $0x1d, %[zero]' \
+  'AVX2 fused backward columns: the relu mask keeps a = 0 (a >= 0 instead of a > 0)'
+needs[avx2-gbp-relu-mask]=avx2
+mutant avx2-gbp-relu-fresh kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
+  '"je 3f\n\t"' \
+  '"jmp 3f\n\t"' \
+  'AVX2 fused backward columns: a fresh tile adds to the accumulators'"'"' old values'
+needs[avx2-gbp-relu-fresh]=avx2
 # The schedule: a worker that joins a step late must not take a chunk again once the
 # parameter blocks have started (their claims reuse the chunks' counters with the next tag).
 mutant claim-later-tag kernels/cpu/cpu_fast.cpp '[determinism]' \

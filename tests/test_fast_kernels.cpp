@@ -103,3 +103,54 @@ TEST_CASE("fast kernels: the fused forward's tail gives the bits of output_delta
     }
   }
 }
+
+TEST_CASE("fast kernels: the fused backward of the first two layers gives the bits of grad_lanes and backprop",
+          "[fast][kernels]") {
+  // grad_backprop_first (the second layer's gradient, the first layer's delta in registers,
+  // the first layer's gradient, in one pass; on AVX2 the relu columns after the first go
+  // through the unit's own loop) against grad_lanes, backprop and grad_lanes. Every output
+  // count the fused pass takes and one it does not (9), hidden widths on either side of the
+  // AVX2 loop's 32-column batches, every activation's derivative, input rows that are not T
+  // apart, one and several vectors a tile, fresh and accumulating.
+  for (const std::string& isa : fast_cpu_isas()) {
+    const fast::Kernels& k = kernels_for(isa);
+    const size_t lanes = size_t(k.lanes);
+    for (int nx : {1, 2}) {
+      for (int out : {1, 2, 3, 4, 5, 6, 8, 9}) {
+        for (int in : {1, 2, 20, 33, 40}) {
+          for (int act : {1, 4, 0, 2}) {  // relu, leaky_relu, identity, tanh
+            for (int T : {64, 256}) {
+              for (bool fresh : {true, false}) {
+                INFO(isa << ": " << nx << " -> " << in << " -> " << out << ", activation " << act << ", T " << T
+                          << ", fresh " << fresh);
+                const uint32_t s = uint32_t(nx * 1000 + out * 100 + in * 7 + act);
+                const size_t ldx = size_t(T) + 16;
+                Buf W(size_t(out * in), s), D(size_t(out * T), s + 1), A(size_t(in * T), s + 2),
+                    X(ldx * size_t(nx), s + 3);
+                // A is the first layer's output: relu's is >= 0 with exact zeros, tanh's in (-1, 1).
+                if (act == 1)
+                  for (size_t i = 0; i < A.n; ++i) A.p[i] = A.p[i] > 0.0f ? A.p[i] : 0.0f;
+                Buf gW_a(size_t(out * in) * lanes, s + 4), gb_a(size_t(out) * lanes, s + 5),
+                    gW0_a(size_t(in * nx) * lanes, s + 6), gb0_a(size_t(in) * lanes, s + 7);
+                Buf gW_b(size_t(out * in) * lanes, s + 4), gb_b(size_t(out) * lanes, s + 5),
+                    gW0_b(size_t(in * nx) * lanes, s + 6), gb0_b(size_t(in) * lanes, s + 7);
+                Buf P(size_t(in * T)), Pscratch(size_t(in * T));
+                // Unfused.
+                k.grad_lanes(D.p, A.p, size_t(T), in, out, T, gW_b.p, gb_b.p, fresh);
+                k.backprop(W.p, D.p, in, out, T, A.p, act, P.p);
+                k.grad_lanes(P.p, X.p, ldx, nx, in, T, gW0_b.p, gb0_b.p, fresh);
+                // Fused.
+                k.grad_backprop_first({W.p, D.p, A.p, in, out, T, act, gW_a.p, gb_a.p, Pscratch.p, X.p, ldx, nx,
+                                       gW0_a.p, gb0_a.p, fresh});
+                CHECK(gW_a.same_bits(gW_b, gW_b.n));
+                CHECK(gb_a.same_bits(gb_b, gb_b.n));
+                CHECK(gW0_a.same_bits(gW0_b, gW0_b.n));
+                CHECK(gb0_a.same_bits(gb0_b, gb0_b.n));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}

@@ -51,6 +51,155 @@ __attribute__((always_inline)) static inline void lane_sums(const float* acc, fl
   const vf r = __builtin_shufflevector(z, z, 0, 4, 1, 5, 2, 6, 3, 7);
   __builtin_memcpy(out, &r, sizeof(vf));
 }
+// The fused backward's columns 1..in-1 (gbp_first_block<OUT, 1, relu, no bias, X>, one
+// hidden unit a pass) for up to 5 outputs and 1 or 2 inputs, in assembly, all columns in one
+// call: per lane the same operations in the same order as the .inc's loop, so the same bits
+// (p starts as w0 d0, a multiply, where the .inc adds w0 d0 to +0: the two differ only in
+// the sign of a zero, which the masked sums below cannot show). GCC's allocation of that
+// loop kept a pointer per D row and loaded each row twice (13 vector loads and general
+// registers spilled and reloaded, per 12 multiply-adds, against 2 vector loads a cycle on
+// Zen 3). Here the D rows are addressed from one pointer and the row stride and each is
+// loaded once, and the relu's compare reads its zero from memory: 9 loads per 12
+// multiply-adds in 16 vector registers (5 + 2 + 1 accumulators, 5 weights, a, d and p).
+// wt: the columns' weights, OUT a column (W transposed).
+#define NN_HAVE_GBP_RELU_COLS 1
+alignas(32) static const float kZeros[8] = {};
+template <int OUT, int X>
+static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols, const float* X0, size_t ldx,
+                          const float* wt, float* gW, size_t in, float* gW0, float* gb0, bool fresh) {
+  static_assert(OUT >= 1 && OUT <= 5 && (X == 1 || X == 2), "the register plan holds 5 outputs, 2 inputs");
+  if (T == 0 || cols == 0) return;
+  // ymm0-4: the column's gW accumulators (rows o, in * 8 floats apart), ymm5-6: its gW0, ymm7:
+  // its gb0, ymm8-12: its OUT weights, ymm13: a (its activations), ymm14: d (a D row), ymm15: p.
+  const char *ap = reinterpret_cast<const char*>(A), *dp = reinterpret_cast<const char*>(D),
+             *xp = reinterpret_cast<const char*>(X0);
+  char *gq = reinterpret_cast<char*>(gW), *g0q = reinterpret_cast<char*>(gW0), *b0q = reinterpret_cast<char*>(gb0);
+  const char* wq = reinterpret_cast<const char*>(wt);
+  const char* end = ap + T * sizeof(float);
+  const char* const aend = ap + cols * T * sizeof(float);
+  const size_t tb = T * sizeof(float), tb3 = 3 * tb, xb = ldx * sizeof(float), gs = in * 8 * sizeof(float),
+               gs3 = 3 * gs;
+  const unsigned char fr = fresh ? 1 : 0;
+  asm volatile(
+      "2:\n\t"
+      "cmpb $0, %[fr]\n\t"
+      "je 3f\n\t"
+      "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"
+      "vxorps %%xmm1, %%xmm1, %%xmm1\n\t"
+      "vxorps %%xmm2, %%xmm2, %%xmm2\n\t"
+      "vxorps %%xmm3, %%xmm3, %%xmm3\n\t"
+      "vxorps %%xmm4, %%xmm4, %%xmm4\n\t"
+      "vxorps %%xmm5, %%xmm5, %%xmm5\n\t"
+      "vxorps %%xmm6, %%xmm6, %%xmm6\n\t"
+      "vxorps %%xmm7, %%xmm7, %%xmm7\n\t"
+      "jmp 4f\n\t"
+      "3:\n\t"
+      "vmovaps (%[gq]), %%ymm0\n\t"
+      ".if %c[out] > 1\n\t"
+      "vmovaps (%[gq],%[gs]), %%ymm1\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 2\n\t"
+      "vmovaps (%[gq],%[gs],2), %%ymm2\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 3\n\t"
+      "vmovaps (%[gq],%[gs3]), %%ymm3\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 4\n\t"
+      "vmovaps (%[gq],%[gs],4), %%ymm4\n\t"
+      ".endif\n\t"
+      "vmovaps (%[g0q]), %%ymm5\n\t"
+      ".if %c[nx] > 1\n\t"
+      "vmovaps 32(%[g0q]), %%ymm6\n\t"
+      ".endif\n\t"
+      "vmovaps (%[b0q]), %%ymm7\n\t"
+      "4:\n\t"
+      "vbroadcastss (%[wq]), %%ymm8\n\t"
+      ".if %c[out] > 1\n\t"
+      "vbroadcastss 4(%[wq]), %%ymm9\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 2\n\t"
+      "vbroadcastss 8(%[wq]), %%ymm10\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 3\n\t"
+      "vbroadcastss 12(%[wq]), %%ymm11\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 4\n\t"
+      "vbroadcastss 16(%[wq]), %%ymm12\n\t"
+      ".endif\n\t"
+      ".p2align 5\n\t"
+      "1:\n\t"
+      "vmovaps (%[ap]), %%ymm13\n\t"
+      "vmovaps (%[dp]), %%ymm14\n\t"
+      "vfmadd231ps %%ymm14, %%ymm13, %%ymm0\n\t"  // acc0 += d0 a
+      "vmulps %%ymm14, %%ymm8, %%ymm15\n\t"       // p = w0 d0
+      ".if %c[out] > 1\n\t"
+      "vmovaps (%[dp],%[tb]), %%ymm14\n\t"
+      "vfmadd231ps %%ymm14, %%ymm13, %%ymm1\n\t"
+      "vfmadd231ps %%ymm14, %%ymm9, %%ymm15\n\t"  // p += w1 d1
+      ".endif\n\t"
+      ".if %c[out] > 2\n\t"
+      "vmovaps (%[dp],%[tb],2), %%ymm14\n\t"
+      "vfmadd231ps %%ymm14, %%ymm13, %%ymm2\n\t"
+      "vfmadd231ps %%ymm14, %%ymm10, %%ymm15\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 3\n\t"
+      "vmovaps (%[dp],%[tb3]), %%ymm14\n\t"
+      "vfmadd231ps %%ymm14, %%ymm13, %%ymm3\n\t"
+      "vfmadd231ps %%ymm14, %%ymm11, %%ymm15\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 4\n\t"
+      "vmovaps (%[dp],%[tb],4), %%ymm14\n\t"
+      "vfmadd231ps %%ymm14, %%ymm13, %%ymm4\n\t"
+      "vfmadd231ps %%ymm14, %%ymm12, %%ymm15\n\t"
+      ".endif\n\t"
+      "vcmpps $0x1e, %[zero], %%ymm13, %%ymm13\n\t"  // a > 0 (GT_OQ): the relu's derivative
+      "vandps %%ymm15, %%ymm13, %%ymm15\n\t"
+      "vfmadd231ps (%[xp]), %%ymm15, %%ymm5\n\t"  // g0 += p x0
+      ".if %c[nx] > 1\n\t"
+      "vfmadd231ps (%[xp],%[xb]), %%ymm15, %%ymm6\n\t"
+      ".endif\n\t"
+      "vaddps %%ymm15, %%ymm7, %%ymm7\n\t"  // b0 += p
+      "add $32, %[ap]\n\t"
+      "add $32, %[dp]\n\t"
+      "add $32, %[xp]\n\t"
+      "cmp %[end], %[ap]\n\t"
+      "jne 1b\n\t"
+      "vmovaps %%ymm0, (%[gq])\n\t"
+      ".if %c[out] > 1\n\t"
+      "vmovaps %%ymm1, (%[gq],%[gs])\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 2\n\t"
+      "vmovaps %%ymm2, (%[gq],%[gs],2)\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 3\n\t"
+      "vmovaps %%ymm3, (%[gq],%[gs3])\n\t"
+      ".endif\n\t"
+      ".if %c[out] > 4\n\t"
+      "vmovaps %%ymm4, (%[gq],%[gs],4)\n\t"
+      ".endif\n\t"
+      "vmovaps %%ymm5, (%[g0q])\n\t"
+      ".if %c[nx] > 1\n\t"
+      "vmovaps %%ymm6, 32(%[g0q])\n\t"
+      ".endif\n\t"
+      "vmovaps %%ymm7, (%[b0q])\n\t"
+      // The next column: its A row follows (ap is there), D and X0 from their start.
+      "sub %[tb], %[dp]\n\t"
+      "sub %[tb], %[xp]\n\t"
+      "add %[tb], %[end]\n\t"
+      "add $32, %[gq]\n\t"
+      "add $%c[wstep], %[wq]\n\t"
+      "add $%c[gstep], %[g0q]\n\t"
+      "add $32, %[b0q]\n\t"
+      "cmp %[aend], %[ap]\n\t"
+      "jne 2b"
+      : [ap] "+r"(ap), [dp] "+r"(dp), [xp] "+r"(xp), [end] "+r"(end), [gq] "+r"(gq), [g0q] "+r"(g0q),
+        [b0q] "+r"(b0q), [wq] "+r"(wq)
+      : [tb] "r"(tb), [tb3] "r"(tb3), [xb] "r"(xb), [gs] "r"(gs), [gs3] "r"(gs3), [aend] "m"(aend), [fr] "m"(fr),
+        [zero] "m"(*reinterpret_cast<const vf*>(kZeros)), [out] "i"(OUT), [nx] "i"(X), [wstep] "i"(OUT * 4),
+        [gstep] "i"(X * 32)
+      : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+}
 // One vector of floats from base[idx[0..7]] (idx: a vector of 8 indices < 2^31).
 #define NN_HAVE_VGATHER 1
 template <typename VU>
