@@ -54,13 +54,14 @@ __attribute__((always_inline)) static inline void lane_sums(const float* acc, fl
 // The fused backward's columns 1..in-1 (gbp_first_block<OUT, 1, relu, no bias, X>, one
 // hidden unit a pass) for up to 5 outputs and 1 or 2 inputs, in assembly, all columns in one
 // call: per lane the same operations in the same order as the .inc's loop, so the same bits
-// (p starts as w0 d0, a multiply, where the .inc adds w0 d0 to +0: the two differ only in
-// the sign of a zero, which the masked sums below cannot show). GCC's allocation of that
+// (p's first term too is w0 d0 + 0, not a multiply: the two differ in a zero's sign, which
+// an accumulator that is itself -0 would keep). GCC's allocation of that
 // loop kept a pointer per D row and loaded each row twice (13 vector loads and general
 // registers spilled and reloaded, per 12 multiply-adds, against 2 vector loads a cycle on
 // Zen 3). Here the D rows are addressed from one pointer and the row stride and each is
-// loaded once, and the relu's compare reads its zero from memory: 9 loads per 12
-// multiply-adds in 16 vector registers (5 + 2 + 1 accumulators, 5 weights, a, d and p).
+// loaded once, and the zero (p's first addend, the relu's compare) is read from memory: 10
+// loads per 12 multiply-adds in 16 vector registers (5 + 2 + 1 accumulators, 5 weights, a, d
+// and p).
 // wt: the columns' weights, OUT a column (W transposed).
 #define NN_HAVE_GBP_RELU_COLS 1
 alignas(32) static const float kZeros[8] = {};
@@ -131,7 +132,8 @@ static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols,
       "vmovaps (%[ap]), %%ymm13\n\t"
       "vmovaps (%[dp]), %%ymm14\n\t"
       "vfmadd231ps %%ymm14, %%ymm13, %%ymm0\n\t"  // acc0 += d0 a
-      "vmulps %%ymm14, %%ymm8, %%ymm15\n\t"       // p = w0 d0
+      "vmovaps %%ymm8, %%ymm15\n\t"
+      "vfmadd213ps %[zero], %%ymm14, %%ymm15\n\t"  // p = w0 d0 + 0, as the .inc
       ".if %c[out] > 1\n\t"
       "vmovaps (%[dp],%[tb]), %%ymm14\n\t"
       "vfmadd231ps %%ymm14, %%ymm13, %%ymm1\n\t"
