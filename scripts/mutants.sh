@@ -180,6 +180,11 @@ mutant avx2-gbp-relu-fresh kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
   '"jmp 3f\n\t"' \
   'AVX2 fused backward columns: a fresh tile adds to the accumulators'"'"' old values'
 needs[avx2-gbp-relu-fresh]=avx2
+mutant avx2-gbp-relu-first-mul kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
+  '"vfmadd213ps %[zero], %%ymm14, %%ymm15\n\t"' \
+  '"vmulps %%ymm14, %%ymm8, %%ymm15\n\t"' \
+  'AVX2 fused backward columns: p starts as w0 d0 (a multiply), not w0 d0 + 0: a -0 where the C++ loop has +0'
+needs[avx2-gbp-relu-first-mul]=avx2
 # The schedule: a worker that joins a step late must not take a chunk again once the
 # parameter blocks have started (their claims reuse the chunks' counters with the next tag).
 mutant claim-later-tag kernels/cpu/cpu_fast.cpp '[determinism]' \

@@ -3,6 +3,7 @@
 // right is test_fast_cpu.cpp's and test_fast_sizes.cpp's job, against the reference backend.)
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -151,6 +152,43 @@ TEST_CASE("fast kernels: the fused backward of the first two layers gives the bi
           }
         }
       }
+    }
+  }
+}
+
+TEST_CASE("fast kernels: the fused backward keeps the unfused kernels' signed zeros", "[fast][kernels]") {
+  // Every delta zero (a tile of padding) and every weight negative: each w d is -0, and the
+  // backprop sum, started from +0 as backprop starts it, is +0. Accumulators that are -0
+  // (a product that underflowed) then become +0 + -0 = +0; a sum started from the first
+  // product instead (-0) would leave them -0. The bits must be the unfused kernels'.
+  const int T = 64, in = 20, nx = 2;
+  for (const std::string& isa : fast_cpu_isas()) {
+    const fast::Kernels& k = kernels_for(isa);
+    const size_t lanes = size_t(k.lanes);
+    for (int out : {1, 3, 5, 8}) {
+      INFO(isa << ": " << nx << " -> " << in << " -> " << out);
+      Buf W(size_t(out * in), 1), D(size_t(out * T), 2), A(size_t(in * T), 3), X(size_t(nx * T), 4);
+      for (size_t i = 0; i < W.n; ++i) W.p[i] = -1.0f - std::abs(W.p[i]);
+      for (size_t i = 0; i < D.n; ++i) D.p[i] = 0.0f;
+      for (size_t i = 0; i < A.n; ++i) A.p[i] = 0.5f + std::abs(A.p[i]);  // relu outputs > 0: nothing masked
+      for (size_t i = 0; i < X.n; ++i) X.p[i] = 0.25f + std::abs(X.p[i]);
+      Buf gW_a(size_t(out * in) * lanes), gb_a(size_t(out) * lanes), gW0_a(size_t(in * nx) * lanes),
+          gb0_a(size_t(in) * lanes);
+      Buf gW_b(size_t(out * in) * lanes), gb_b(size_t(out) * lanes), gW0_b(size_t(in * nx) * lanes),
+          gb0_b(size_t(in) * lanes);
+      for (Buf* b : {&gW_a, &gb_a, &gW0_a, &gb0_a, &gW_b, &gb_b, &gW0_b, &gb0_b})
+        for (size_t i = 0; i < b->n; ++i) b->p[i] = -0.0f;
+      Buf P(size_t(in * T)), Pscratch(size_t(in * T));
+      k.grad_lanes(D.p, A.p, size_t(T), in, out, T, gW_b.p, gb_b.p, false);
+      k.backprop(W.p, D.p, in, out, T, A.p, 1, P.p);
+      k.grad_lanes(P.p, X.p, size_t(T), nx, in, T, gW0_b.p, gb0_b.p, false);
+      k.grad_backprop_first({W.p, D.p, A.p, in, out, T, 1, gW_a.p, gb_a.p, Pscratch.p, X.p, size_t(T), nx, gW0_a.p,
+                             gb0_a.p, false});
+      CHECK(gW_a.same_bits(gW_b, gW_b.n));
+      CHECK(gb_a.same_bits(gb_b, gb_b.n));
+      CHECK(gW0_a.same_bits(gW0_b, gW0_b.n));
+      CHECK(gb0_a.same_bits(gb0_b, gb0_b.n));
+      CHECK(!std::signbit(gb0_b.p[0]));  // the unfused sum did turn -0 into +0
     }
   }
 }
