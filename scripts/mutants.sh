@@ -116,13 +116,42 @@ mutant relu-backward-deep kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
 # The forward's tail (a net of three layers: the loss, the last layer's gradient and the
 # delta into the second, in the forward pass): relu', and the padding lanes of a ragged tile.
 mutant relu-backward-tail kernels/cpu/cpu_fast_kernels.inc '[sizes]' \
-  '            p = a > vf{} ? p : vf{};' \
-  '            p = a >= vf{} ? p : vf{};' \
+  '      p = a > vf{} ? p : vf{};
+    else if constexpr (ACT1 != 0)' \
+  '      p = a >= vf{} ? p : vf{};
+    else if constexpr (ACT1 != 0)' \
   'fast kernels: the forward tail passes the gradient through second-layer units that are off'
 mutant tail-loss-padding kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
+  'lsum += valid ? diff * diff : vf{};' \
+  'lsum += diff * diff;' \
+  'fast kernels: the forward tail counts the padding lanes of a ragged tile in the loss'
+# The same two in the tail that AVX-512 keeps inside the block loop (kFwdTailPass).
+mutant relu-backward-tail-inloop kernels/cpu/cpu_fast_kernels.inc '[kernels]' \
+  '            p = a > vf{} ? p : vf{};
+          else if constexpr (ACT1 != 0)' \
+  '            p = a >= vf{} ? p : vf{};
+          else if constexpr (ACT1 != 0)' \
+  'fast kernels (AVX-512): the in-loop forward tail passes the gradient through units that are off'
+needs[relu-backward-tail-inloop]=avx512f
+mutant tail-loss-padding-inloop kernels/cpu/cpu_fast_kernels.inc '[kernels]' \
   'lsum = lsum + (valid ? diff * diff : vf{});' \
   'lsum = lsum + diff * diff;' \
-  'fast kernels: the forward tail counts the padding lanes of a ragged tile in the loss'
+  'fast kernels (AVX-512): the in-loop forward tail counts the padding lanes in the loss'
+needs[tail-loss-padding-inloop]=avx512f
+# The tail as a pass of its own (ff_tail): the second layer's outputs parked in D's rows, the
+# vectors without padding unmasked, the rest masked.
+mutant tail-y-rows kernels/cpu/cpu_fast_kernels.inc '[kernels]' \
+  'float *H = f.H, *Z = kPass ? f.D : f.Z;' \
+  'float *H = f.H, *Z = f.Z;' \
+  'fast kernels: the forward leaves the second layer outputs where its tail does not read them'
+mutant tail-full-rounds-up kernels/cpu/cpu_fast_kernels.inc '[kernels]' \
+  'const int full = (f.count < f.T ? f.count : f.T) / LANES * LANES;' \
+  'const int full = (f.count < f.T ? f.count + LANES - 1 : f.T) / LANES * LANES;' \
+  'fast kernels: the forward tail takes the partial vector of a ragged tile unmasked'
+mutant tail-masked-skip kernels/cpu/cpu_fast_kernels.inc '[kernels]' \
+  'for (int c = full; c < f.T; c += LANES)' \
+  'for (int c = full + LANES; c < f.T; c += LANES)' \
+  'fast kernels: the forward tail skips the first vector that holds padding'
 # The mini-batch input paths: records transposed for shuffled tiles, rows read in place for
 # unshuffled ones (test_fast_cpu.cpp runs both against the reference).
 mutant gather-transpose kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \

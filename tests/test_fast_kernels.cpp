@@ -44,7 +44,8 @@ TEST_CASE("fast kernels: the fused forward's tail gives the bits of output_delta
   // A net of three layers, nx -> K -> out -> 1 with the identity output: forward_first with
   // FirstForward::D does the loss, the third layer's gradient and the second layer's delta
   // in the forward pass. The unfused path: forward_first storing Z and Z2, then output_delta
-  // and grad_backprop. A ragged tile (count < T), fresh and accumulating, both block widths.
+  // and grad_backprop. Ragged tiles (count < T: a partial vector, or whole vectors of padding
+  // only, or under one vector), fresh and accumulating, both block widths.
   const int T = 256, K = 20;
   for (const std::string& isa : fast_cpu_isas()) {
     const fast::Kernels& k = kernels_for(isa);
@@ -52,7 +53,7 @@ TEST_CASE("fast kernels: the fused forward's tail gives the bits of output_delta
     for (int nx : {1, 2}) {
       for (int out : {1, 5, 8}) {
         for (int act : {1, 4, 0}) {  // relu, leaky_relu, identity (the fused activations)
-          for (int count : {T, 201}) {
+          for (int count : {T, 201, 200, 5}) {
             for (bool fresh : {true, false}) {
               for (int cols : {1, 2}) {
                 INFO(isa << ": " << nx << " -> " << K << " -> " << out << " -> 1, activation " << act << ", "

@@ -72,7 +72,8 @@ struct FirstForward {
   // targets Y (one row) with two_over_count into loss, then grad_backprop of the third
   // layer (its input Z, act1) into gW2/gb2 (fresh as FirstBackward) with the second
   // layer's delta into D (out rows of T) -- the same operations as those kernel calls, so
-  // the same bits, from registers: neither Z nor Z2 is stored.
+  // the same bits. Neither Z nor Z2 is stored: the second layer's output passes through D's
+  // rows, which end holding the delta.
   const float* Y;
   float two_over_count;
   float *loss, *gW2, *gb2, *D;
