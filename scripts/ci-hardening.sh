@@ -8,9 +8,12 @@
 #       every CLI test runs the (sanitized) binary on all cores;
 #   (c) the libFuzzer targets (NNTRAIN_FUZZ=ON, clang): config parser and CSV reader, each
 #       for FUZZ_SECONDS (default 60) from the seed corpora configs/ and data/.
-# (a) and (b) leave uninstrumented the kernel units this CPU cannot run (AVX-512 ones on a CPU
-# without it: NNTRAIN_SANITIZE_RUNNABLE_ONLY, kernels/cpu/CMakeLists.txt): their code never
-# runs here, and their instrumented compile was the longest step of CI.
+# All three build with line tables only (-gline-tables-only: a report's stack still names
+# file and line; full debug info made the compiles ~25 % slower). (a) and (b) compile the
+# kernel units this CPU cannot run (AVX-512 ones on a CPU without it) at -O0, uninstrumented
+# (NNTRAIN_RUNNABLE_ONLY): their code never runs here. kernels/cpu/CMakeLists.txt says which
+# UBSan checks the kernel units leave out, and why: with them, their instrumented compiles
+# were the longest steps of CI.
 # Exits non-zero on any sanitizer report, failing test or fuzzer finding. A finding's input
 # is saved as build-fuzz/findings/<target>/crash-* (reproduce: run the target on that file).
 # Environment: FUZZ_SECONDS (60), JOBS (2), CXX_CLANG (clang++-14 or clang++), SKIP_ASAN=1,
@@ -24,6 +27,8 @@ JOBS="${JOBS:-2}"
 ASAN_BUILD_DIR="${ASAN_BUILD_DIR:-build-asan}"
 FUZZ_BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
 TSAN_BUILD_DIR="${TSAN_BUILD_DIR:-build-tsan}"
+# RelWithDebInfo with line tables instead of full debug info (above).
+LINES=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG")
 CXX_CLANG="${CXX_CLANG:-$(command -v clang++-14 || command -v clang++ || true)}"
 if [[ -z "$CXX_CLANG" ]]; then
   echo "ci-hardening: clang++ not found (scripts/bootstrap.sh installs clang-14)" >&2
@@ -38,7 +43,7 @@ export LSAN_OPTIONS="exitcode=88"
 if [[ "${SKIP_ASAN:-0}" != 1 ]]; then
   echo "== ci-hardening: ASan+UBSan test suite ($ASAN_BUILD_DIR, $CXX_CLANG)"
   cmake -S . -B "$ASAN_BUILD_DIR" -G Ninja -DNNTRAIN_WITH_CUDA=OFF -DNNTRAIN_SANITIZE=ON \
-    -DNNTRAIN_SANITIZE_RUNNABLE_ONLY=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_CLANG" >/dev/null
+    -DNNTRAIN_RUNNABLE_ONLY=ON "${LINES[@]}" -DCMAKE_CXX_COMPILER="$CXX_CLANG" >/dev/null
   cmake --build "$ASAN_BUILD_DIR" --parallel "$JOBS"
   # The tests run the (sanitized) nntrain binary as a child: a report there gives exit
   # 86/87/88, which no test accepts, so it fails the test that ran it.
@@ -48,7 +53,7 @@ fi
 if [[ "${SKIP_TSAN:-0}" != 1 ]]; then
   echo "== ci-hardening: ThreadSanitizer test suite ($TSAN_BUILD_DIR, $CXX_CLANG)"
   cmake -S . -B "$TSAN_BUILD_DIR" -G Ninja -DNNTRAIN_WITH_CUDA=OFF -DNNTRAIN_TSAN=ON \
-    -DNNTRAIN_SANITIZE_RUNNABLE_ONLY=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_CLANG" >/dev/null
+    -DNNTRAIN_RUNNABLE_ONLY=ON "${LINES[@]}" -DCMAKE_CXX_COMPILER="$CXX_CLANG" >/dev/null
   cmake --build "$TSAN_BUILD_DIR" --parallel "$JOBS"
   # A report aborts the test (in-process) or gives exit 89 (the binary as a child), which no
   # test accepts.
@@ -59,7 +64,7 @@ fi
 if [[ "${SKIP_FUZZ:-0}" != 1 ]]; then
   echo "== ci-hardening: libFuzzer targets, ${FUZZ_SECONDS}s each ($FUZZ_BUILD_DIR)"
   cmake -S . -B "$FUZZ_BUILD_DIR" -G Ninja -DNNTRAIN_WITH_CUDA=OFF -DNNTRAIN_FUZZ=ON -DNNTRAIN_BUILD_TESTS=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_CLANG" >/dev/null
+    "${LINES[@]}" -DCMAKE_CXX_COMPILER="$CXX_CLANG" >/dev/null
   cmake --build "$FUZZ_BUILD_DIR" --parallel "$JOBS" --target nntrain_fuzz_config nntrain_fuzz_csv
   status=0
   for target in config csv; do
