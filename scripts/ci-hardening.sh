@@ -9,7 +9,7 @@
 #   (c) the libFuzzer targets (NNTRAIN_FUZZ=ON, clang): config parser and CSV reader, each
 #       for FUZZ_SECONDS (default 60) from the seed corpora configs/ and data/.
 # All three build with line tables only (-gline-tables-only: a report's stack still names
-# file and line; full debug info made the compiles ~25 % slower). (a) and (b) compile the
+# file and line; full debug info made a kernel unit's compile ~10 % slower). (a) and (b) compile the
 # kernel units this CPU cannot run (AVX-512 ones on a CPU without it) at -O0, uninstrumented
 # (NNTRAIN_RUNNABLE_ONLY): their code never runs here. kernels/cpu/CMakeLists.txt says which
 # UBSan checks the kernel units leave out, and why: with them, their instrumented compiles
