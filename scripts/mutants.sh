@@ -233,6 +233,19 @@ mutant pool-lost-wakeup kernels/cpu/thread_pool.cpp '[pool]' \
   'sleepers_.fetch_add(1, std::memory_order_seq_cst);' \
   '(void)0;' \
   'thread pool: a worker going to sleep is not counted, so no region wakes it again'
+# Gathering a shuffled one-chunk batch ahead on a second thread (CpuFastBackend::step).
+mutant ahead-same-batch kernels/cpu/cpu_fast.cpp '[determinism]' \
+  'a.next_b = last ? 0 : b + 1;' \
+  'a.next_b = last ? 0 : b;' \
+  'fast backend: the worker gathers the current batch ahead instead of the next (found by no step)'
+mutant ahead-epoch-blind kernels/cpu/cpu_fast.cpp '[determinism]' \
+  'if (ahead_[i].epoch == epoch_ && ahead_[i].b == b) a.use = i;' \
+  'if (ahead_[i].b == b) a.use = i;' \
+  'fast backend: a tile gathered ahead for another epoch (before a load()) is used'
+mutant ahead-epoch-key kernels/cpu/cpu_fast.cpp '[determinism]' \
+  'a.next_key = last ? next_key : key;' \
+  'a.next_key = key;' \
+  "fast backend: the last step gathers the next epoch's first batch with this epoch's key"
 mutant unshuffled-in-place kernels/cpu/cpu_fast.cpp '[fast]~[sizes]' \
   '      t.ins[0] = xs_.p + pos0;' \
   '      t.ins[0] = xs_.p + size_t(s0);' \

@@ -200,6 +200,71 @@ TEST_CASE("fast backend gives bit-identical results for 1, 2 and 3 threads, one 
   }
 }
 
+TEST_CASE("fast backend gathers shuffled one-chunk batches ahead with the same bits, across calls and loads",
+          "[fast][determinism]") {
+  // On two or more threads a worker gathers the next shuffled batch's tile while a one-chunk
+  // step runs (FastCpuTuning::gather_ahead). That must change no bit: against one thread
+  // (which gathers every tile in its step), for full batches of whole vectors and a short
+  // last batch (3000 = 11 x 256 + 184; 30 x 100), with the ahead tile crossing an epoch,
+  // a train() call, and a load() that starts again from epoch 0 (a tile gathered for the
+  // old run's next epoch must not be used), and with the worker absent or late.
+  ModelSpec spec;
+  spec.widths = {2, 20, 5, 1};
+  spec.hidden = Activation::relu;
+  const Dataset data = random_dataset(3000, 2, 1, 17);
+  const Params init = init_params(spec, Init::glorot_uniform, 8);
+  // load, 1 + 2 epochs in two calls, load again, 3 epochs: losses of all six, final weights.
+  // (used: the steps that found their tile gathered ahead.)
+  auto run = [&](int batch, int threads, FastCpuTuning t, long long* used) {
+    t.tiles_ahead_used = used;
+    auto b = make_cpu_fast_backend(data, options(spec, batch, threads), t);
+    Run r;
+    r.losses.resize(6);
+    b->load(init);
+    b->train(1, r.losses.data());
+    b->train(2, r.losses.data() + 1);
+    b->load(init);
+    b->train(3, r.losses.data() + 3);
+    r.params = b->params();
+    return r;
+  };
+  for (int batch : {256, 100}) {
+    for (const std::string& isa : fast_cpu_isas()) {
+      FastCpuTuning tuning;
+      tuning.isa = isa;
+      INFO("batch " << batch << ", " << isa);
+      long long used = 0;
+      const Run one = run(batch, 1, tuning, &used);
+      CHECK(used == 0);
+      // The second load starts the same run again: a stale tile would change its losses.
+      CHECK(std::memcmp(one.losses.data() + 3, one.losses.data(), 3 * sizeof(float)) == 0);
+      struct Threads {
+        int threads, ahead, absent, late;
+      };
+      for (const Threads& th : {Threads{2, 1, 0, 0}, Threads{3, 1, 0, 0}, Threads{2, 0, 0, 0}, Threads{3, 1, 1, 0},
+                                Threads{2, 1, 0, 1}}) {
+        INFO(th.threads << " threads, gather_ahead " << th.ahead << ", worker absent " << th.absent << ", late "
+                        << th.late);
+        FastCpuTuning t = tuning;
+        t.gather_ahead = th.ahead;
+        t.absent_worker = th.absent;
+        t.late_worker = th.late;
+        // With the worker present (and waited for: FastCpuTuning::wait_for_ahead), every step
+        // but the first after each load() finds its tile gathered ahead; absent, none does.
+        t.wait_for_ahead = true;
+        used = 0;
+        const Run more = run(batch, th.threads, t, &used);
+        const long long steps = 6 * ((3000 + batch - 1) / batch);
+        CHECK(used == (th.ahead && !th.absent ? steps - 2 : 0));
+        CHECK(std::memcmp(more.losses.data(), one.losses.data(), one.losses.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(more.params.values.data(), one.params.values.data(),
+                          one.params.values.size() * sizeof(float)) == 0);
+      }
+      CHECK(one.params.values != init.values);
+    }
+  }
+}
+
 TEST_CASE("fast backend's fused forward gives the same bits with blocks of 1 and 2 vectors and 1-3 threads",
           "[fast][determinism]") {
   // The block width is chosen by CPU (FastCpuTuning::forward_cols): both must give the same
@@ -254,9 +319,19 @@ TEST_CASE("fast backend reports what it runs and refuses an unknown instruction 
   CHECK(b->threads() == 2);
   CHECK(b->details().find(fast_cpu_isas().front()) != std::string::npos);
   // A step runs on no more threads than its batch has chunks (256 samples: one chunk; 300:
-  // two, of 128 and 172), and the details line says so when threads are left idle.
+  // two, of 128 and 172), and the details line says so when threads are left idle; a second
+  // thread gathers a shuffled one-chunk batch ahead (not an unshuffled one).
   const Dataset more = random_dataset(1000, 2, 1, 1);
   CHECK_THAT(make_cpu_fast_backend(more, options(spec, 256, 2))->details(),
+             Catch::Contains("2 threads (batches of 256 samples are one chunk: 1 thread, and 1 gathering the next "
+                             "batch's samples)"));
+  BackendOptions in_order = options(spec, 256, 2);
+  in_order.shuffle = false;
+  CHECK_THAT(make_cpu_fast_backend(more, in_order)->details(),
+             Catch::Contains("2 threads (batches of 256 samples are one chunk: 1 thread)"));
+  FastCpuTuning no_ahead;
+  no_ahead.gather_ahead = 0;
+  CHECK_THAT(make_cpu_fast_backend(more, options(spec, 256, 2), no_ahead)->details(),
              Catch::Contains("2 threads (batches of 256 samples are one chunk: 1 thread)"));
   CHECK_THAT(make_cpu_fast_backend(more, options(spec, 300, 2))->details(), !Catch::Contains("batches of"));
   CHECK_THAT(make_cpu_fast_backend(more, options(spec, 300, 3))->details(),
@@ -267,6 +342,9 @@ TEST_CASE("fast backend reports what it runs and refuses an unknown instruction 
   FastCpuTuning bad_cols;
   bad_cols.forward_cols = 3;
   CHECK_THROWS_WITH(make_cpu_fast_backend(data, options(spec, 0, 1), bad_cols), Catch::Contains("3 vectors"));
+  FastCpuTuning bad_ahead;
+  bad_ahead.gather_ahead = 2;
+  CHECK_THROWS_WITH(make_cpu_fast_backend(data, options(spec, 0, 1), bad_ahead), Catch::Contains("gather_ahead 2"));
   // The registry picks fast by default name and reference on request.
   CHECK(make_backend(backend_registry(), Device::cpu, CpuBackendKind::fast, data, options(spec, 0, 1))->name() ==
         "cpu-fast");

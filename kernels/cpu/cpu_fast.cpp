@@ -173,6 +173,16 @@ int pick_forward_cols(int requested, int lanes) {
   return 2;
 }
 
+bool pick_gather_ahead(int requested) {
+  if (requested == 0 || requested == 1) return requested == 1;
+  if (requested != -1) throw UsageError(fmt::format("fast CPU backend: gather_ahead {} (0, 1 or -1)", requested));
+  if (const char* env = std::getenv("NNTRAIN_FAST_GATHER_AHEAD"); env && *env) {
+    if (std::strcmp(env, "0") == 0 || std::strcmp(env, "1") == 0) return env[0] == '1';
+    throw UsageError(std::string("NNTRAIN_FAST_GATHER_AHEAD: not 0 or 1: ") + env);
+  }
+  return true;
+}
+
 int pick_blas_min(int requested) {
   if (requested >= 0) return requested;
   if (const char* env = std::getenv("NNTRAIN_FAST_BLAS_MIN"); env && *env) {
@@ -195,6 +205,15 @@ struct Scratch {
   std::vector<uint32_t> rows;  // the tile's data rows (mini-batch)
 };
 
+// A shuffled one-chunk batch's tile gathered ahead (CpuFastBackend::gather_ahead_): inputs
+// then targets, rows T apart, as Scratch::x; for batch b of epoch `epoch` (-1: none).
+struct TileAhead {
+  AlignedFloats x;
+  std::vector<uint32_t> rows;
+  long long epoch = -1;
+  int b = -1, T = 0, count = 0;
+};
+
 class CpuFastBackend final : public Backend {
  public:
   CpuFastBackend(const Dataset& data, const BackendOptions& opt, const FastCpuTuning& tuning)
@@ -205,6 +224,9 @@ class CpuFastBackend final : public Backend {
     threads_ = opt.threads > 0 ? opt.threads : hardware_threads();
     absent_worker_ = tuning.absent_worker;
     late_worker_ = tuning.late_worker;
+    const bool ahead = pick_gather_ahead(tuning.gather_ahead);  // (checked whatever the batches)
+    wait_for_ahead_ = tuning.wait_for_ahead;
+    tiles_ahead_used_ = tuning.tiles_ahead_used;
     const int L = spec_.layers();
     blas_min_ = pick_blas_min(tuning.blas_min_width);
     const int cols = pick_forward_cols(tuning.forward_cols, k_->lanes);  // (checked whatever the kernel set)
@@ -308,6 +330,14 @@ class CpuFastBackend final : public Backend {
       s.grad = AlignedFloats(acc_size_);
       s.rows.assign(size_t(tile_), 0);
     }
+    // Shuffled batches of one chunk: one thread computes a step, so a second gathers the
+    // next batch's tile meanwhile (step()). Two buffers: the step's own tile and the next.
+    gather_ahead_ = ahead && plan_.shuffle && threads_ >= 2 && plan_.batches > 1 && chunks_for(plan_.batch) == 1;
+    if (gather_ahead_)
+      for (TileAhead& t : ahead_) {
+        t.x = AlignedFloats(size_t(nf) * tile_);
+        t.rows.assign(size_t(tile_), 0);
+      }
     claims_.reset(new ClaimCounter[size_t(threads_)]);
     step_fn_ = [this](int tid) { step_body(tid); };
     pool_ = std::make_unique<ThreadPool>(threads_);
@@ -346,8 +376,11 @@ class CpuFastBackend final : public Backend {
     const auto t0 = std::chrono::steady_clock::now();
     for (int e = 0; e < epochs; ++e, ++epoch_) {
       const ShuffleKey key = make_shuffle_key(uint32_t(plan_.n), opt_.seed, uint64_t(epoch_));
+      // (The next epoch's key: the last step gathers the next epoch's first tile ahead.)
+      const ShuffleKey next_key =
+          gather_ahead_ ? make_shuffle_key(uint32_t(plan_.n), opt_.seed, uint64_t(epoch_ + 1)) : key;
       double sum = 0;
-      for (int b = 0; b < plan_.batches; ++b) sum += step(b, key);
+      for (int b = 0; b < plan_.batches; ++b) sum += step(b, key, next_key);
       losses[e] = float(sum / plan_.batches);
     }
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -367,6 +400,12 @@ class CpuFastBackend final : public Backend {
     ShuffleKey key;
     AdamStep as;
     fast::AdamScalars ah;
+    // Gathering ahead (gather_ahead_): the step's tile is ahead_[use] (-1: gather it), and
+    // the worker after the step's threads gathers batch next_b of epoch next_epoch (key
+    // next_key) into ahead_[fill] (-1: none).
+    int use, fill, next_b;
+    long long next_epoch;
+    ShuffleKey next_key;
   };
 
   // One batch: loss and gradient over its chunks, then one optimiser step. Returns the loss.
@@ -382,13 +421,30 @@ class CpuFastBackend final : public Backend {
   // claimed as the chunks are. Each parameter's sum runs over the chunks in order whoever
   // computes it, so the bits do not depend on the thread count, and no serial part is left
   // between two regions.
-  double step(int b, const ShuffleKey& key) {
+  double step(int b, const ShuffleKey& key, const ShuffleKey& next_key) {
     StepArgs& a = cur_;
     a.seq = ++step_seq_;
     a.b = b;
     a.count = plan_.size(b);
     a.chunks = chunks_for(a.count);
     a.key = key;
+    // A tile gathered ahead for this batch (by the step before, or by the last step of the
+    // previous train() call: the tile depends on the seed, the epoch and b only); and the
+    // next batch's, if this step and that batch are one chunk each.
+    a.use = a.fill = -1;
+    if (gather_ahead_) {
+      for (int i = 0; i < 2; ++i)
+        if (ahead_[i].epoch == epoch_ && ahead_[i].b == b) a.use = i;
+      const bool last = b + 1 == plan_.batches;
+      a.next_b = last ? 0 : b + 1;
+      a.next_epoch = last ? epoch_ + 1 : epoch_;
+      a.next_key = last ? next_key : key;
+      if (a.chunks == 1 && chunks_for(plan_.size(a.next_b)) == 1) {
+        a.fill = a.use == 0 ? 1 : 0;
+        ahead_[a.fill].epoch = -1;  // (set again once its worker has gathered the tile)
+        ahead_joined_.store(false, std::memory_order_relaxed);
+      }
+    }
     a.as = optim_.advance();
     const AdamHyper& hy = optim_.hyper();
     a.ah = fast::AdamScalars{float(hy.beta1),        float(1.0 - hy.beta1), float(hy.beta2),
@@ -414,6 +470,8 @@ class CpuFastBackend final : public Backend {
     if (a.threads > 1) {
       pool_->run(step_fn_, a.threads);
       pin_ ^= 1;
+    } else if (a.fill >= 0) {
+      pool_->run(step_fn_, 2);  // thread 0 the step (w_next is w), worker 1 the next tile
     } else {
       step_body(0);  // one thread for this step (a small batch: waking the pool would only add latency)
     }
@@ -430,6 +488,17 @@ class CpuFastBackend final : public Backend {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     const StepArgs& a = cur_;
     Scratch& s = scratch_[size_t(tid)];
+    if (tid >= a.threads) {  // the worker gathering ahead (a one-chunk step: a.threads is 1)
+      if (a.fill < 0) return;
+      if (wait_for_ahead_) ahead_joined_.store(true, std::memory_order_release);
+      TileAhead& t = ahead_[a.fill];
+      t.count = plan_.size(a.next_b);
+      t.T = int(std::min<size_t>(size_t(tile_), round_up(size_t(t.count), size_t(fast::kTileQuantum))));
+      gather(t.rows.data(), t.x.p, a.next_b, a.next_key, 0, t.count, t.T);
+      t.b = a.next_b;
+      t.epoch = a.next_epoch;  // (read by step() after the region: the pool's join orders it)
+      return;
+    }
     // The update's output (thread 0, reducing alone): lines the workers read in the step
     // before. Asked for now, they move into this core's cache while its chunks run, instead
     // of on the step's serial path after them. (A prefetch, not a copy: stores leave the
@@ -457,6 +526,9 @@ class CpuFastBackend final : public Backend {
       for (int64_t blk; (blk = claim(owner, 2 * a.seq + 1, int64_t(a.blocks), reducers)) >= 0;)
         reduce_update(a, size_t(blk) * a.per, std::min(P_, size_t(blk + 1) * a.per));
     }
+    // (Tests: the region stays open until the worker gathering ahead has joined it.)
+    if (tid == 0 && a.fill >= 0 && wait_for_ahead_ && absent_worker_ != a.threads)
+      for (unsigned spins = 0; !ahead_joined_.load(std::memory_order_acquire); ++spins) wait_a_little(spins);
   }
 
   // The next unclaimed item of `owner`'s run of `items` split over `threads`, claimed; -1
@@ -514,6 +586,9 @@ class CpuFastBackend final : public Backend {
   std::string thread_rule() const {
     const int chunks = chunks_for(plan_.batch);
     if (threads_ == 1 || chunks >= threads_ || (chunks > 1 && P_ >= kParallelUpdate)) return "";
+    if (chunks == 1 && gather_ahead_)
+      return fmt::format(" (batches of {} samples are one chunk: 1 thread, and 1 gathering the next batch's samples)",
+                         plan_.batch);
     return chunks == 1 ? fmt::format(" (batches of {} samples are one chunk: 1 thread)", plan_.batch)
                        : fmt::format(" (batches of {} samples are {} chunks: {} threads)", plan_.batch, chunks, chunks);
   }
@@ -565,9 +640,14 @@ class CpuFastBackend final : public Backend {
       t.ldins[0] = t.ldy = ld_;
       return;
     }
-    gather(s, b, key, s0, t.tcount, t.T);
-    t.ins[0] = s.x.p;
-    t.Y = s.x.p + size_t(data_.inputs) * t.T;
+    const float* x = s.x.p;
+    if (cur_.use >= 0 && s0 == 0 && ahead_[cur_.use].T == t.T && ahead_[cur_.use].count == t.tcount) {
+      x = ahead_[cur_.use].x.p;  // gathered during the step before
+      if (tiles_ahead_used_) ++*tiles_ahead_used_;
+    } else
+      gather(s.rows.data(), s.x.p, b, key, s0, t.tcount, t.T);
+    t.ins[0] = x;
+    t.Y = x + size_t(data_.inputs) * t.T;
     t.ldins[0] = t.ldy = size_t(t.T);
   }
 
@@ -729,17 +809,18 @@ class CpuFastBackend final : public Backend {
   // from the vectorised permutation kernel, their rows gathered from the feature-major data
   // (vector gathers: the scalar copy from the sample-major data was ~10 % of a shuffled step
   // at batch 1024), or an unshuffled run of positions copied row by row.
-  void gather(Scratch& s, int b, const ShuffleKey& key, int s0, int tcount, int T) {
+  // Into x (inputs, then targets, rows T apart), with `rows` for the shuffled positions.
+  void gather(uint32_t* rows, float* x, int b, const ShuffleKey& key, int s0, int tcount, int T) {
     const uint32_t pos0 = uint32_t(b) * uint32_t(plan_.batch) + uint32_t(s0);
     if (plan_.shuffle) {
       const fast::ShuffleArgs args{key.n, key.half_bits, {key.k[0], key.k[1], key.k[2], key.k[3]}};
-      k_->shuffle_rows(args, pos0, tcount, s.rows.data());
+      k_->shuffle_rows(args, pos0, tcount, rows);
       if (uint64_t(data_.n) * rec_stride_ < (uint64_t(1) << 31)) {
-        k_->gather_rows(rec_.p, rec_stride_, data_.inputs + data_.outputs, s.rows.data(), tcount, T, s.x.p);
+        k_->gather_rows(rec_.p, rec_stride_, data_.inputs + data_.outputs, rows, tcount, T, x);
       } else {  // too many records for 32-bit vector indices
         for (int f = 0; f < data_.inputs + data_.outputs; ++f) {
-          float* dst = s.x.p + size_t(f) * T;
-          for (int j = 0; j < tcount; ++j) dst[j] = rec_.p[size_t(s.rows[size_t(j)]) * rec_stride_ + size_t(f)];
+          float* dst = x + size_t(f) * T;
+          for (int j = 0; j < tcount; ++j) dst[j] = rec_.p[size_t(rows[j]) * rec_stride_ + size_t(f)];
           std::fill(dst + tcount, dst + T, 0.0f);
         }
       }
@@ -751,8 +832,8 @@ class CpuFastBackend final : public Backend {
         std::fill(dst + tcount, dst + T, 0.0f);
       }
     };
-    copy(xs_.p, data_.inputs, s.x.p);
-    copy(ys_.p, data_.outputs, s.x.p + size_t(data_.inputs) * T);
+    copy(xs_.p, data_.inputs, x);
+    copy(ys_.p, data_.outputs, x + size_t(data_.inputs) * T);
   }
 
   // CBLAS enum values (cblas.h): RowMajor 101, NoTrans 111, Trans 112.
@@ -784,6 +865,9 @@ class CpuFastBackend final : public Backend {
   const Kernels* k_ = nullptr;
   int threads_ = 1;
   int absent_worker_ = 0, late_worker_ = 0;
+  bool wait_for_ahead_ = false;              // (tests: FastCpuTuning::wait_for_ahead)
+  long long* tiles_ahead_used_ = nullptr;    // (tests: FastCpuTuning::tiles_ahead_used)
+  alignas(64) std::atomic<bool> ahead_joined_{false};  // (tests: set by the worker gathering ahead)
   int blas_min_ = 0;
   std::vector<bool> blas_;
   const Blas* blas_lib_ = nullptr;
@@ -804,6 +888,9 @@ class CpuFastBackend final : public Backend {
   std::vector<double> sum_;  // the chunk-slot reduction's running sums
   size_t ld_ = 0;
   std::vector<Scratch> scratch_;
+  // Tiles gathered ahead (step()): on where gather_ahead_.
+  bool gather_ahead_ = false;
+  TileAhead ahead_[2];
   alignas(64) StepArgs cur_{};
   uint64_t step_seq_ = 0;
   // One claim counter per thread (claim()), each in its own cache line.

@@ -23,6 +23,12 @@ struct FastCpuTuning {
   // AVX2; the baseline set uses 1): 1 or 2; 0 = by CPU (pick_forward_cols in
   // cpu_fast.cpp), or NNTRAIN_FAST_FWD_COLS. The same bits either way.
   int forward_cols = 0;
+  // Shuffled batches of one chunk (at most 256 samples) on two or more threads: a worker
+  // gathers the next batch's tile during each step (the shuffle's indices and the rows), so
+  // that the step's thread only computes. 1 = on, 0 = off (the tile gathered in the step, as
+  // for every other batch), -1 = on, or NNTRAIN_FAST_GATHER_AHEAD (0 or 1). The same bits
+  // either way.
+  int gather_ahead = -1;
   // Tests: this worker (1 … threads - 1) never takes part in a step, as if it were
   // descheduled for the whole run; the other threads must do its chunks. 0 = none.
   int absent_worker = 0;
@@ -30,6 +36,11 @@ struct FastCpuTuning {
   // if descheduled at the worst moment: the others have done its chunks (and the reduction)
   // by then, and it must take nothing again. 0 = none.
   int late_worker = 0;
+  // Tests: in a step that gathers ahead, thread 0 waits for the worker to join (so that every
+  // such step does, whatever the machine's load), and the steps that found their tile
+  // gathered ahead are counted into *tiles_ahead_used (when not null).
+  bool wait_for_ahead = false;
+  long long* tiles_ahead_used = nullptr;
 };
 
 // Measured switch point (docs/BENCHMARKS.md, "BLAS switch point").
