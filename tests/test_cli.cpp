@@ -141,6 +141,27 @@ TEST_CASE("bad input: exit 2, a message naming it, and no result files", "[cli][
   fs::remove_all(dir);
 }
 
+TEST_CASE("a bad fast-backend environment knob exits 2 naming the variable", "[cli][errors]") {
+  // docs/CONFIG.md's NNTRAIN_FAST_* variables: anything but their documented values is an
+  // error (the run is marked failed in summary.json, as any backend that fails to start).
+  const std::pair<const char*, const char*> knobs[] = {{"NNTRAIN_FAST_GATHER_AHEAD=2", "NNTRAIN_FAST_GATHER_AHEAD"},
+                                                       {"NNTRAIN_FAST_FWD_COLS=3", "NNTRAIN_FAST_FWD_COLS"},
+                                                       {"NNTRAIN_FAST_BLAS_MIN=x", "NNTRAIN_FAST_BLAS_MIN"},
+                                                       {"NNTRAIN_FAST_ISA=sse9", "sse9"}};
+  for (const auto& [env, names] : knobs) {
+    INFO(env);
+    const std::string out = fresh_dir("knob");
+    const auto r = run_nntrain("--config configs/peaks.json --device cpu --backend fast --epochs 1 --quiet --out " + out,
+                               env);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(names));
+    const json summary = json::parse(slurp(out + "/summary.json"));
+    CHECK(summary["status"] == "failed");
+    CHECK(summary["failed_device"] == "cpu");
+    CHECK_THAT(summary["error"].get<std::string>(), Catch::Contains(names));
+  }
+}
+
 TEST_CASE("device gpu without a usable GPU gives exit 3, the reason, no files", "[cli][errors]") {
   const std::string out = fresh_dir("nogpu");
   const auto r = run_nntrain("--config configs/peaks.json --device gpu --epochs 1 --out " + out,

@@ -204,10 +204,11 @@ TEST_CASE("fast backend gathers shuffled one-chunk batches ahead with the same b
           "[fast][determinism]") {
   // On two or more threads a worker gathers the next shuffled batch's tile while a one-chunk
   // step runs (FastCpuTuning::gather_ahead). That must change no bit: against one thread
-  // (which gathers every tile in its step), for full batches of whole vectors and a short
-  // last batch (3000 = 11 x 256 + 184; 30 x 100), with the ahead tile crossing an epoch,
-  // a train() call, and a load() that starts again from epoch 0 (a tile gathered for the
-  // old run's next epoch must not be used), and with the worker absent or late.
+  // (which gathers every tile in its step), for batches of 256 with a short last one
+  // (3000 = 11 x 256 + 184) and of 100 (not a whole number of vectors), with the ahead tile
+  // crossing an epoch, a train() call, and a load() that starts again from epoch 0 (a tile
+  // gathered for the old run's next epoch must not be used), and with the worker absent or
+  // late.
   ModelSpec spec;
   spec.widths = {2, 20, 5, 1};
   spec.hidden = Activation::relu;
