@@ -154,8 +154,8 @@ json bench_json(const BenchReport& r) {
       o["max"] = s.max;
       o["mean"] = s.mean;
       o["stddev"] = s.stddev;
-      o["seconds_per_epoch"] = run.epochs_done ? s.median / run.epochs_done : 0.0;
-      o["samples_per_second"] = s.median > 0 ? double(run.samples) * run.epochs_done / s.median : 0.0;
+      o["seconds_per_epoch"] = run.epochs_timed ? s.median / run.epochs_timed : 0.0;
+      o["samples_per_second"] = s.median > 0 ? double(run.samples) * run.epochs_timed / s.median : 0.0;
       if (r.prices) o["cost"] = result_cost_json(r, run);
       j["results"].push_back(o);
     }
@@ -196,7 +196,7 @@ std::string bench_markdown(const BenchReport& r) {
     const BenchPoint& p = r.points[size_t(i)];
     for (const auto& run : p.runs) {
       const SampleStats st = summarize(run.train_seconds_per_repeat);
-      const double sps = st.median > 0 ? double(run.samples) * run.epochs_done / st.median : 0.0;
+      const double sps = st.median > 0 ? double(run.samples) * run.epochs_timed / st.median : 0.0;
       s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3g} | {} | {} |{}\n",
                        sweep_value_text(p), p.samples, to_string(run.device), run.backend, run.threads, run.epochs_done,
                        run.status() == "ok" ? seconds_text(st.median) : run.status(), seconds_text(st.min),
@@ -257,7 +257,7 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
                "backend", "threads", "median", "min", "max", "mean", "stddev", "samples/s", "final loss", "set-up");
     for (const auto& run : p.runs) {
       const SampleStats st = summarize(run.train_seconds_per_repeat);
-      const double sps = st.median > 0 ? double(run.samples) * run.epochs_done / st.median : 0.0;
+      const double sps = st.median > 0 ? double(run.samples) * run.epochs_timed / st.median : 0.0;
       fmt::print(out, "  {:<6} {:<14} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11.4g} {:>12} {:>10}\n",
                  to_string(run.device), run.backend, run.threads, seconds_text(st.median), seconds_text(st.min),
                  seconds_text(st.max), seconds_text(st.mean), seconds_text(st.stddev), sps, loss_text(run),

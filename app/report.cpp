@@ -191,7 +191,7 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
   for (const auto& r : runs) {
     fmt::print(out, "  {:<6} {:<14} {:>7} {:>12} {:>12} {:>13.4g} {:>11} {:>11} {:>11}\n", to_string(r.device), r.backend,
                r.threads, human_seconds(r.train_seconds),
-               human_seconds(r.epochs_done ? r.train_seconds / r.epochs_done : 0.0), r.samples_per_second(),
+               human_seconds(r.seconds_per_epoch()), r.samples_per_second(),
                human_seconds(r.setup_seconds), human_seconds(r.setup.transfer_seconds),
                human_seconds(r.warmup_seconds));
     if (r.train_seconds_per_repeat.size() > 1) {

@@ -27,7 +27,7 @@ json run_result_json(const RunResult& r) {
   o["setup_seconds"] = r.setup_seconds;
   o["transfer_seconds"] = r.setup.transfer_seconds;
   o["samples_per_second"] = r.samples_per_second();
-  o["seconds_per_epoch"] = r.epochs_done ? r.train_seconds / r.epochs_done : 0.0;
+  o["seconds_per_epoch"] = r.seconds_per_epoch();
   o["nondeterministic"] = r.nondeterministic;
   o["simulated"] = r.simulated;
   if (r.diverged_epoch) o["diverged_epoch"] = r.diverged_epoch;

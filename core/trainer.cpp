@@ -145,7 +145,8 @@ RunResult run_training(const BackendRegistry& registry, const Config& cfg, const
     clocks.push_back(run_repeat(*backend, total, opt.chunk_epochs, split_at, curve, r, rep == 0 ? progress : ProgressFn{}));
     r.train_seconds_per_repeat.push_back(clocks.back().total());
     if (rep == 0) {
-      r.epochs_done = r.diverged_epoch ? r.diverged_epoch : clocks.back().done();
+      r.epochs_timed = clocks.back().done();
+      r.epochs_done = r.diverged_epoch ? r.diverged_epoch : r.epochs_timed;
       r.losses.assign(curve.begin(), curve.begin() + r.epochs_done);
       r.final_params = backend->params();
       // Finite losses but NaN/Inf weights: the last update blew up (the loss recorded is the

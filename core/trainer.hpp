@@ -48,6 +48,9 @@ struct RunResult {
   int samples = 0;
   int epochs_requested = 0;
   int epochs_done = 0;  // epochs with a loss in `losses`
+  // Epochs the train seconds cover: epochs_done, or more when the run diverged inside a
+  // chunk (the backend ran the chunk's later epochs too, on NaN/Inf). Rates divide by this.
+  int epochs_timed = 0;
   int warmup_epochs = 0;
   std::vector<float> losses;  // one per epoch done, first repeat
   std::vector<double> train_seconds_per_repeat;
@@ -66,8 +69,9 @@ struct RunResult {
     return diverged_epoch ? "diverged" : interrupted ? "interrupted" : "ok";
   }
   double samples_per_second() const {
-    return train_seconds > 0 ? double(samples) * epochs_done / train_seconds : 0.0;
+    return train_seconds > 0 ? double(samples) * epochs_timed / train_seconds : 0.0;
   }
+  double seconds_per_epoch() const { return epochs_timed ? train_seconds / epochs_timed : 0.0; }
 };
 
 // Called after every chunk of the first repeat: epochs done, total, last loss.

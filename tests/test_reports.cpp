@@ -19,7 +19,7 @@ RunResult fake_run(Device d, double seconds, bool simulated) {
   r.device = d;
   r.backend = d == Device::cpu ? "cpu-fast" : "gpu-fused";
   r.samples = 100;
-  r.epochs_requested = r.epochs_done = 4;
+  r.epochs_requested = r.epochs_done = r.epochs_timed = 4;
   r.losses = {4.0f, 3.0f, 2.0f, 1.0f};
   r.train_seconds_per_repeat = {seconds};
   r.train_seconds = seconds;

@@ -180,6 +180,30 @@ TEST_CASE("a run that never reaches the target says so and still finishes", "[wo
   CHECK_FALSE(run_result_json(plain).contains("target"));
 }
 
+TEST_CASE("a run that diverges inside a chunk: its rates divide the time by the epochs the time covers",
+          "[worth][faults]") {
+  // SGD at lr 1e5 blows up within a few epochs; the backend is asked for chunks of 100
+  // epochs, so the diverging chunk's later epochs run too (on NaN) and are inside its time.
+  Config c = small_config(300, 100, 1, 0);
+  c.optimizer.type = "sgd";
+  c.optimizer.lr = 1e5;
+  const Dataset data = make_peaks(10, 10, -3, 3);
+  const Params init = init_params(c.model_spec(), c.model.init, c.seed);
+  g_chunks.clear();
+  const RunResult r = run_training({{Device::cpu, "reference", make_fake_clock}}, c, data, init, Device::cpu);
+  REQUIRE(r.status() == "diverged");
+  CHECK(g_chunks == std::vector<int>{100});
+  REQUIRE(r.diverged_epoch > 1);
+  REQUIRE(r.diverged_epoch < 100);
+  CHECK(r.epochs_done == r.diverged_epoch);
+  // The fake clock: one chunk of 100 epochs is 100 ms + 0.5 ms, by hand.
+  const double seconds = 100 * kPerEpoch + kPerChunk;
+  CHECK(r.train_seconds == Approx(seconds));
+  const json j = run_result_json(r);
+  CHECK(j["seconds_per_epoch"].get<double>() == Approx(seconds / 100));
+  CHECK(j["samples_per_second"].get<double>() == Approx(100.0 * 100 / seconds));
+  CHECK(j["epochs"] == r.diverged_epoch);
+}
 TEST_CASE("first_epoch_at_or_below: first crossing, NaN never counts", "[worth][target]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   CHECK(first_epoch_at_or_below({3, 2, 1, 0.5f, 2}, 1.0) == 3);
@@ -248,7 +272,7 @@ RunResult fake_run(Device d, double median, double target_seconds, bool measured
   r.device = d;
   r.backend = d == Device::cpu ? "cpu-fake" : "gpu-fake";
   r.samples = 1;
-  r.epochs_requested = r.epochs_done = 2000;
+  r.epochs_requested = r.epochs_done = r.epochs_timed = 2000;
   r.losses.assign(2000, 0.1f);
   r.train_seconds_per_repeat = {median * 1.1, median, median * 0.9};
   r.train_seconds = median;
