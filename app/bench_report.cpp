@@ -80,10 +80,15 @@ std::string crossover_sentence(const BenchReport& r, const Crossover& c, const s
   if (c.faster_from < 0) return never;
   const BenchPoint& p = at_size_position(r, c.faster_from);
   std::string s;
-  if (c.faster_from == 0 || c.interpolated_samples <= 0)
+  if (c.slower_before < 0) {
     s = fmt::format("GPU {} at every size tried, from {} ({} samples): the crossover is below this range", better,
                     point_label(p), p.samples);
-  else
+  } else if (c.interpolated_samples <= 0) {  // the point before has the same data size
+    const BenchPoint& q = at_size_position(r, c.slower_before);
+    s = fmt::format("GPU {} from {} ({} samples) on, {} at {} ({} samples): no break-even size, the two points "
+                    "differ in more than their data",
+                    better, point_label(p), p.samples, worse, point_label(q), q.samples);
+  } else
     s = fmt::format("GPU {} from {} ({} samples) on; break-even near {:.0f} samples (log-log interpolation)", better,
                     point_label(p), p.samples, c.interpolated_samples);
   if (c.first_faster >= 0 && c.first_faster != c.faster_from) {

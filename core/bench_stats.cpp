@@ -111,6 +111,7 @@ Crossover find_crossover(const std::vector<PointTimes>& points) {
   for (size_t k = valid.size(); k-- > 0;) {
     if (!gpu_wins(valid[k])) break;
     c.faster_from = valid[k];
+    c.slower_before = k > 0 ? valid[k - 1] : -1;
     if (k > 0) {
       const PointTimes& lo = points[size_t(valid[k - 1])];
       const PointTimes& hi = points[size_t(valid[k])];

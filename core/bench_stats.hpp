@@ -53,9 +53,13 @@ struct Crossover {
   bool evaluated = false;  // at least one point has both times
   int first_faster = -1;   // first point where GPU < CPU; -1 if none
   int faster_from = -1;    // first point from which GPU < CPU at every later valid point; -1 if none
+  // The valid point just before faster_from (where the GPU was not faster); -1 when
+  // faster_from is the first valid point (the GPU faster at every size tried).
+  int slower_before = -1;
   // Log-log interpolation of the size where CPU time / GPU time = 1, between the valid
   // point before `faster_from` and `faster_from`; 0 when there is no such bracket
-  // (GPU never faster, or already faster at the smallest size).
+  // (GPU never faster, already faster at the smallest size, or the two points have the same
+  // data size: a sweep of the model, not of the data).
   double interpolated_samples = 0;
 };
 Crossover find_crossover(const std::vector<PointTimes>& points);

@@ -68,6 +68,7 @@ TEST_CASE("crossover finder on synthetic timings", "[bench]") {
     CHECK(c.evaluated);
     CHECK(c.first_faster == 2);
     CHECK(c.faster_from == 2);
+    CHECK(c.slower_before == 1);
     CHECK(c.interpolated_samples == Approx(1000).epsilon(1e-9));
   }
   SECTION("GPU never faster") {
@@ -80,6 +81,14 @@ TEST_CASE("crossover finder on synthetic timings", "[bench]") {
   SECTION("GPU faster everywhere: crossover below the range") {
     const Crossover c = find_crossover({{10, 2, 1}, {100, 20, 1}});
     CHECK(c.faster_from == 0);
+    CHECK(c.slower_before == -1);
+    CHECK(c.interpolated_samples == 0);
+  }
+  SECTION("points of the same data size (a sweep of the model): the loss before the win is kept, no break-even") {
+    const Crossover c = find_crossover({{40000, 1, 2}, {40000, 10, 1}});
+    CHECK(c.first_faster == 1);
+    CHECK(c.faster_from == 1);
+    CHECK(c.slower_before == 0);
     CHECK(c.interpolated_samples == 0);
   }
   SECTION("a noisy win followed by a loss does not count as the crossover") {

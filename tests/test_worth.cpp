@@ -393,6 +393,31 @@ TEST_CASE("a fake two-device bench drives costs, verdicts and the cost crossover
   CHECK_THAT(out, Catch::Contains("cost: 0.00833 EUR per run, 0.00333 EUR to target"));
 }
 
+TEST_CASE("a sweep of the model (every point the same data size): the crossover sentence keeps the GPU's loss",
+          "[worth][report]") {
+  // model.layers: a small net where the CPU wins (1 s against 2 s), then a wide one where the
+  // GPU does (10 s against 1 s), both on 40,000 samples. Not "faster at every size".
+  BenchReport r;
+  r.name = "layers";
+  r.context = {{"nntrain_version", "0"}, {"repeats", 3}};
+  r.devices = {Device::cpu, Device::gpu};
+  r.points.push_back(fake_point(0, 40000, fake_run(Device::cpu, 1, 0.5, true), fake_run(Device::gpu, 2, 1, true)));
+  r.points.push_back(fake_point(1, 40000, fake_run(Device::cpu, 10, 5, true), fake_run(Device::gpu, 1, 0.5, true)));
+  for (size_t k = 0; k < 2; ++k) {
+    r.points[k].key = "model.layers";
+    r.points[k].text = k == 0 ? "[2,8,1]" : "[2,256,256,1]";
+  }
+  r.prices = parse_prices("cpu=1,gpu=3");
+  finish_report(r);
+  const std::string out = console_text(r);
+  CHECK_THAT(out, Catch::Contains("GPU faster from model.layers = [2,256,256,1] (40000 samples) on, slower at "
+                                  "model.layers = [2,8,1] (40000 samples): no break-even size"));
+  CHECK_THAT(out, Catch::Contains("GPU cheaper per run from model.layers = [2,256,256,1] (40000 samples) on, dearer "
+                                  "at model.layers = [2,8,1] (40000 samples)"));
+  CHECK_THAT(out, !Catch::Contains("every size tried"));
+  CHECK(bench_json(r)["crossover"]["interpolated_samples"].is_null());
+}
+
 TEST_CASE("without --price or a target the report has no cost or target columns", "[worth][report]") {
   const BenchReport r = fake_report(false, false);
   const std::string md = bench_markdown(r);
