@@ -53,7 +53,7 @@ void print_table(const SweepTable& t) {
     c.push_back(r.backend);
     c.push_back(r.final_loss ? fmt::format("{:.6g}", *r.final_loss) : "");
     c.push_back(cell_seconds(r.train_seconds));
-    c.push_back(cell_seconds(r.target_seconds));
+    c.push_back(cell_seconds(r.target_seconds) + (r.target_kind == "interpolated" ? " (interpolated)" : ""));
     c.push_back(r.timing);
     c.push_back(r.note);
     cells.push_back(std::move(c));

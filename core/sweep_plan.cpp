@@ -115,8 +115,10 @@ SweepRow run_row(const json& point, const json* run_info, const json& run) {
   r.train_seconds = number_at(run, "train_seconds");
   if (run.contains("target") && run.at("target").is_object()) {
     r.target = run.at("target");
-    if (r.target.value("reached", false)) r.target_seconds = number_at(r.target, "seconds");
-    else r.note = fmt::format("target {} not reached", r.target.value("loss", json()).dump());
+    if (r.target.value("reached", false)) {
+      r.target_seconds = number_at(r.target, "seconds");
+      r.target_kind = text_at(&r.target, "seconds_kind");
+    } else r.note = fmt::format("target {} not reached", r.target.value("loss", json()).dump());
   }
   if (r.status == "diverged" && run.contains("diverged_epoch"))
     r.note = fmt::format("diverged at epoch {}", run.at("diverged_epoch").dump());
@@ -216,13 +218,15 @@ json row_json(const SweepTable& t, const SweepRow& r) {
 std::string results_csv(const SweepTable& t) {
   std::string out = "point";
   for (const auto& k : t.keys) out += "," + csv_field(k);
-  out += ",status,device,backend,threads,epochs,final_loss,train_seconds,time_to_target_seconds,timing,host,note\n";
+  out += ",status,device,backend,threads,epochs,final_loss,train_seconds,time_to_target_seconds,time_to_target_kind,"
+         "timing,host,note\n";
   for (const SweepRow& r : t.rows) {
     out += std::to_string(r.point);
     for (const auto& v : r.values) out += "," + csv_field(value_text(v));
-    out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{}\n", r.status, csv_field(r.device), csv_field(r.backend),
+    out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{}\n", r.status, csv_field(r.device), csv_field(r.backend),
                        r.threads, r.epochs, number_text(r.final_loss), number_text(r.train_seconds),
-                       number_text(r.target_seconds), r.timing, csv_field(r.host), csv_field(r.note));
+                       number_text(r.target_seconds), csv_field(r.target_kind), r.timing, csv_field(r.host),
+                       csv_field(r.note));
   }
   return out;
 }

@@ -49,6 +49,7 @@ struct SweepRow {
   int threads = 0, epochs = 0;
   std::optional<double> final_loss, train_seconds, target_seconds;
   nlohmann::json target;  // summary.json's "target" object when the run has one, else null
+  std::string target_kind;  // its seconds_kind ("measured" or "interpolated") when reached
   std::string timing;     // "alone", "concurrent:N" (local --jobs N) or "slurm"
   std::string host, note;
 };

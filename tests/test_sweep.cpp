@@ -60,7 +60,8 @@ TEST_CASE("sweep table: statuses, best point and exit code from what the points 
   const json ok = {{"status", "ok"},
                    {"runs", {{{"device", "cpu"}, {"backend", "cpu-fast"}, {"status", "ok"}, {"final_loss", 0.25},
                               {"train_seconds", 1.5}, {"epochs", 300}, {"threads", 1},
-                              {"target", {{"loss", 0.3}, {"reached", true}, {"epoch", 120}, {"seconds", 0.5}}}}}}};
+                              {"target", {{"loss", 0.3}, {"reached", true}, {"epoch", 120}, {"seconds", 0.5},
+                                          {"seconds_kind", "interpolated"}}}}}}};
   const json better = {{"status", "ok"}, {"runs", {{{"device", "cpu"}, {"status", "ok"}, {"final_loss", 0.125}}}}};
   const json diverged = {
       {"status", "diverged"}, {"runs", {{{"device", "cpu"}, {"status", "diverged"}, {"final_loss", nullptr}, {"diverged_epoch", 4}}}}};
@@ -72,6 +73,7 @@ TEST_CASE("sweep table: statuses, best point and exit code from what the points 
   CHECK(rows[0].status == "ok");
   CHECK(*rows[0].final_loss == 0.25);
   CHECK(*rows[0].target_seconds == 0.5);  // time-to-target when the run has one
+  CHECK(rows[0].target_kind == "interpolated");  // and how it was obtained
   CHECK(rows[0].timing == "concurrent:2");
   CHECK_FALSE(point_rows(point, &better, nullptr, "")[0].target_seconds);  // no target: empty
   json missed = ok;
@@ -109,9 +111,9 @@ TEST_CASE("sweep table: statuses, best point and exit code from what the points 
 
   const std::string csv = results_csv(with_div);
   CHECK_THAT(csv, Catch::StartsWith("point,a,b,status,device,backend,threads,epochs,final_loss,train_seconds,"
-                                    "time_to_target_seconds,timing,host,note\n"));
-  CHECK_THAT(csv, Catch::Contains("\n3,0.1,\"[2,4,1]\",ok,cpu,cpu-fast,1,300,0.25,1.5,0.5,concurrent:2,h,\n"));
-  CHECK_THAT(csv, Catch::Contains(",diverged,cpu,,0,0,,,,,,diverged at epoch 4\n"));
+                                    "time_to_target_seconds,time_to_target_kind,timing,host,note\n"));
+  CHECK_THAT(csv, Catch::Contains("\n3,0.1,\"[2,4,1]\",ok,cpu,cpu-fast,1,300,0.25,1.5,0.5,interpolated,concurrent:2,h,\n"));
+  CHECK_THAT(csv, Catch::Contains(",diverged,cpu,,0,0,,,,,,,diverged at epoch 4\n"));
 }
 
 namespace {
