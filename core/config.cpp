@@ -64,7 +64,7 @@ void apply_override(json& j, const std::string& assignment) {
   const std::string text = assignment.substr(eq + 1);
   json value;
   try {
-    value = json::parse(text);
+    value = json::parse(text, no_duplicate_keys("override '" + assignment + "'"));
   } catch (const json::parse_error&) {
     value = text;  // a bare word: relu, data/x.csv, ...
   } catch (const json::exception&) {

@@ -4,14 +4,60 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 namespace nntrain {
 
 using nlohmann::json;
 
+json::parser_callback_t no_duplicate_keys(const std::string& source) {
+  // One frame per open object or array: the keys seen so far and the current key (objects),
+  // the current element's index (arrays), for the path in the message.
+  struct Frame {
+    bool object = false;
+    std::vector<std::string> keys;
+    size_t index = 0;
+  };
+  auto frames = std::make_shared<std::vector<Frame>>();
+  return [frames, source](int /*depth*/, json::parse_event_t event, json& parsed) {
+    auto& f = *frames;
+    auto next_element = [&] {
+      if (!f.empty() && !f.back().object) ++f.back().index;
+    };
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        f.push_back(Frame{event == json::parse_event_t::object_start, {}, 0});
+        break;
+      case json::parse_event_t::key: {
+        const std::string key = parsed.get<std::string>();
+        Frame& top = f.back();
+        if (std::find(top.keys.begin(), top.keys.end(), key) != top.keys.end()) {
+          std::string path;
+          for (size_t k = 0; k + 1 < f.size(); ++k)
+            path += "/" + (f[k].object ? f[k].keys.back() : std::to_string(f[k].index));
+          throw UsageError(source + ": key \"" + key + "\" appears twice in " + (path.empty() ? "/" : path) +
+                           " (give each key once: one of the two would be dropped silently)");
+        }
+        top.keys.push_back(key);
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        f.pop_back();
+        next_element();
+        break;
+      case json::parse_event_t::value:
+        next_element();
+        break;
+    }
+    return true;
+  };
+}
+
 json parse_json_text(const std::string& text, const std::string& source) {
   try {
-    return json::parse(text, nullptr, true, /*ignore_comments=*/false);
+    return json::parse(text, no_duplicate_keys(source), true, /*ignore_comments=*/false);
   } catch (const json::parse_error& e) {
     // Turn the byte offset into line:column, which is what a person can find.
     size_t line = 1, col = 1;

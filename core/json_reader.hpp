@@ -17,8 +17,15 @@
 
 namespace nntrain {
 
-// Parses JSON text. Throws UsageError("<source>: malformed JSON at line L, column C: ...").
+// Parses JSON text. Throws UsageError("<source>: malformed JSON at line L, column C: ..."),
+// and UsageError("<source>: key \"k\" appears twice in /path ...") for an object with a
+// repeated key: JSON parsers keep one of the two silently (this library the last), so a
+// second "train" block would drop the first one's settings without a word.
 nlohmann::json parse_json_text(const std::string& text, const std::string& source);
+
+// The same check as a parser callback, for other JSON texts (override values): pass it to
+// nlohmann::json::parse.
+nlohmann::json::parser_callback_t no_duplicate_keys(const std::string& source);
 
 // Byte offset of the first byte that is not valid UTF-8, or std::string::npos.
 size_t invalid_utf8_at(const std::string& s);

@@ -126,6 +126,15 @@ TEST_CASE("bad input matrix: malformed and truncated JSON", "[bad_input]") {
                 {"top_level_array", "[1, 2]", "", {"config.json", "expected a JSON object"}},
                 {"top_level_string", "\"peaks\"", "", {"config.json", "expected a JSON object"}},
                 {"nul_byte", std::string("{\"seed\": 1\0}", 12), "", {"config.json", "malformed JSON"}},
+                // A repeated key: the parser would keep the last silently, dropping a whole block.
+                {"duplicate_section", R"({"train": {"epochs": 2}, "train": {"log_every": 7}})", "",
+                 {"config.json", "key \"train\" appears twice in /"}},
+                {"duplicate_nested", R"({"model": {"activation": "relu", "layers": [2, 4, 1], "activation": "tanh"}})",
+                 "", {"config.json", "key \"activation\" appears twice in /model"}},
+                {"duplicate_in_array_element", R"({"x": [1, {"a": 1}, {"a": 1, "a": 2}]})", "",
+                 {"config.json", "key \"a\" appears twice in /x/2"}},
+                {"duplicate_in_override", "", R"('model={"layers":[2,4,1],"layers":[2,5,1]}')",
+                 {"override 'model=", "key \"layers\" appears twice"}},
             },
             root);
   fs::remove_all(root);
