@@ -57,6 +57,9 @@ const CLI::Validator kFinite(
 
 }  // namespace
 
+const CLI::Validator kNonEmptyPath(
+    [](std::string& text) { return text.empty() ? std::string("the path is empty") : std::string(); }, "PATH");
+
 void add_config_flags(CLI::App& app, unsigned command, ConfigFlagValues& v) {
   const auto& table = config_flags();
   // Sized once: CLI11 keeps pointers into these vectors.

@@ -27,6 +27,10 @@ struct ConfigFlagValues {
 // Declares the table's flags for `command` on `app`.
 void add_config_flags(CLI::App& app, unsigned command, ConfigFlagValues& values);
 
+// For options naming a file or folder: an empty value ("--out ''", an unset shell variable)
+// is an error, not "the default".
+extern const CLI::Validator kNonEmptyPath;
+
 // "key=value" for every table flag given on the command line, in table order.
 std::vector<std::string> config_flag_overrides(const ConfigFlagValues& values);
 

@@ -39,14 +39,8 @@ std::vector<Device> parse_devices(const std::string& list) {
 }
 
 void check_export_path(const std::string& path, const char* option) {
-  if (path.empty()) return;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw UsageError(std::string(option) + " " + path + ": is a directory");
-  const auto parent = fs::path(path).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, ec))
-    throw UsageError(std::string(option) + " " + path + ": folder " + parent.string() + " does not exist");
-  check_output_location(parent.empty() ? "." : parent.string());
+  if (path.empty()) return;  // not asked for
+  check_output_file(path, option);
 }
 
 // Everything bench decided before running: one validated Config per sweep point.

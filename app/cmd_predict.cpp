@@ -14,17 +14,8 @@
 namespace nntrain {
 
 int cmd_predict(const PredictArgs& a) {
-  check_output_file(a.output, "--output");
+  check_output_file(a.output, "--output");  // an unwritable output fails before reading anything
   const Params p = load_model(a.model);
-  {
-    // Fail on an unwritable output before reading the data.
-    const auto parent = std::filesystem::path(a.output).parent_path();
-    std::error_code ec;
-    if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
-      throw UsageError("--output " + a.output + ": folder " + parent.string() + " does not exist");
-    if (std::filesystem::is_directory(a.output, ec)) throw UsageError("--output " + a.output + ": is a directory");
-    check_output_location(parent.empty() ? "." : parent.string());
-  }
   const int n_in = p.spec.widths.front();
   std::vector<std::string> cols = a.input_columns;
   if (cols.empty()) {

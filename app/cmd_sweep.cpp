@@ -22,11 +22,12 @@ using nlohmann::json;
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a, ConfigFlagValues& flags) {
   auto* s = app.add_subcommand("sweep", "run a grid of train runs here or as a Slurm job array; collect the table");
-  s->add_option("--config,-c", a.config, "experiment config (JSON): the base of every point");
+  s->add_option("--config,-c", a.config, "experiment config (JSON): the base of every point")->check(kNonEmptyPath);
   s->add_option("--grid", a.grids, "key.path=v1,v2,... (one axis; repeat for the Cartesian product)")
       ->allow_extra_args(false);
   add_config_flags(*s, kForTrain, flags);
-  s->add_option("--out", a.out, "sweep folder (default: a new numbered folder under <output.dir>/sweeps)");
+  s->add_option("--out", a.out, "sweep folder (default: a new numbered folder under <output.dir>/sweeps)")
+      ->check(kNonEmptyPath);
   s->add_option("--launcher", a.launcher, "local (default) or slurm")->check(CLI::IsMember({"local", "slurm"}));
   s->add_option("--jobs,-j", a.jobs, "points at once (local: default 1, CPU threads divided; slurm: the array's %M)")
       ->check(CLI::Range(1, 100000));
@@ -38,7 +39,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a, ConfigFlagValues& flags
       ->check(CLI::Range(2, 4096));
   s->add_option("--run-point", a.run_point, "DIR I: run point I of the sweep in DIR (what each Slurm task runs)")
       ->expected(2);
-  s->add_option("--collect", a.collect, "DIR: write DIR/results.csv and results.json and print the table");
+  s->add_option("--collect", a.collect, "DIR: write DIR/results.csv and results.json and print the table")
+      ->check(kNonEmptyPath);
   s->add_flag("--quiet,-q", a.quiet, "no progress lines");
   s->add_option("overrides", a.overrides, "key.path=value config overrides (every point)");
   return s;

@@ -59,11 +59,12 @@ int main(int argc, char** argv) {
   TrainArgs ta;
   ConfigFlagValues train_flags;
   auto* train = app.add_subcommand("train", "train a model (the default subcommand)");
-  train->add_option("--config,-c", ta.config, "experiment config (JSON)")->required();
+  train->add_option("--config,-c", ta.config, "experiment config (JSON)")->required()->check(kNonEmptyPath);
   add_config_flags(*train, kForTrain, train_flags);
-  train->add_option("--out", ta.out, "output directory (default: a new numbered folder under output.dir)");
-  train->add_option("--init-model", ta.init_model, "start from this model.json's weights");
-  train->add_option("--save-model", ta.save_model, "also write the trained model.json here");
+  train->add_option("--out", ta.out, "output directory (default: a new numbered folder under output.dir)")
+      ->check(kNonEmptyPath);
+  train->add_option("--init-model", ta.init_model, "start from this model.json's weights")->check(kNonEmptyPath);
+  train->add_option("--save-model", ta.save_model, "also write the trained model.json here")->check(kNonEmptyPath);
   train->add_flag("--quiet,-q", ta.quiet, "no progress output");
   train->add_flag("--json", ta.json, "print only the summary JSON on stdout");
   train->add_option("--write-surface", ta.write_surface,
@@ -74,23 +75,25 @@ int main(int argc, char** argv) {
   BenchArgs ba;
   ConfigFlagValues bench_flags;
   auto* bench = app.add_subcommand("bench", "time devices over repeats and a sweep");
-  bench->add_option("--config,-c", ba.config, "experiment config (JSON)")->required();
+  bench->add_option("--config,-c", ba.config, "experiment config (JSON)")->required()->check(kNonEmptyPath);
   bench->add_option("--devices", ba.devices, "comma-separated: cpu,gpu");
   add_config_flags(*bench, kForBench, bench_flags);
   bench->add_option("--sweep", ba.sweep, "key.path=v1,v2,... (one key)");
-  bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 2)");
+  bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 2)")
+      ->check(kNonEmptyPath);
   bench->add_option("--price", ba.price, "price per hour of each device, e.g. cpu=0.2,gpu=1.1: adds costs");
   bench->add_option("--currency", ba.currency, "label for --price amounts, e.g. EUR (converts nothing)");
-  bench->add_option("--export-markdown", ba.export_markdown, "write a Markdown table");
+  bench->add_option("--export-markdown", ba.export_markdown, "write a Markdown table")->check(kNonEmptyPath);
   bench->add_flag("--quiet,-q", ba.quiet, "no progress output");
   bench->add_option("overrides", ba.overrides, "key.path=value config overrides");
 
   PredictArgs pa;
   auto* predict = app.add_subcommand("predict", "run a saved model on a CSV of inputs");
-  predict->add_option("--model", pa.model, "model.json")->required();
+  predict->add_option("--model", pa.model, "model.json")->required()->check(kNonEmptyPath);
   predict->add_option("--input", pa.input, "CSV with a header; the first columns named like the model's inputs")
-      ->required();
-  predict->add_option("--output", pa.output, "CSV to write (inputs and predictions)")->required();
+      ->required()
+      ->check(kNonEmptyPath);
+  predict->add_option("--output", pa.output, "CSV to write (inputs and predictions)")->required()->check(kNonEmptyPath);
   predict->add_option("--inputs", pa.input_columns, "input column names (default: the first N columns)");
 
   auto* info = app.add_subcommand("info", "show the CPU, GPU and build");

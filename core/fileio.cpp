@@ -144,14 +144,21 @@ void check_output_location(const std::string& dir) {
 namespace nntrain {
 
 void check_output_file(const std::string& file, const std::string& option) {
+  // Nothing creates an output file's folder (only --out's and output.dir's), so it must
+  // exist now: otherwise the run would train first and fail at the end, its result lost.
+  if (file.empty()) throw UsageError(option + ": the file name is empty");
   const fs::path p(file);
   std::error_code ec;
   if (!p.has_filename() || fs::is_directory(p, ec))
-    throw UsageError(option + " " + file + ": is a directory; give a file name, e.g. " +
-                     (p.has_filename() ? p : p.parent_path()).string() + "/model.json");
+    throw UsageError(option + " " + file + ": is a directory; give a file name inside it");
   if (fs::exists(p, ec) && !fs::is_regular_file(p, ec))
     throw UsageError(option + " " + file + ": exists and is not a regular file");
-  check_output_location(p.has_parent_path() ? p.parent_path().string() : ".");
+  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec))
+    throw UsageError(option + " " + file + ": folder " + parent.string() +
+                     (fs::exists(parent, ec) ? " is not a directory" : " does not exist"));
+  if (::access(parent.c_str(), W_OK) != 0)
+    throw UsageError(option + " " + file + ": folder " + parent.string() + " is not writable");
 }
 
 }  // namespace nntrain

@@ -29,8 +29,9 @@ std::string make_numbered_run_dir(const std::string& parent);
 // UsageError naming the path otherwise. Used before training so a bad --out fails fast.
 void check_output_location(const std::string& dir);
 
-// The same for an output file given by `option` (e.g. "--save-model"): UsageError if it is a
-// directory (or ends in '/'), exists as a non-regular file, or its folder cannot be written.
+// The same for an output file given by `option` (e.g. "--save-model"): UsageError naming the
+// option if the name is empty, is a directory (or ends in '/'), exists as a non-regular file,
+// or its folder does not exist (nothing creates it) or cannot be written.
 void check_output_file(const std::string& file, const std::string& option);
 
 }  // namespace nntrain

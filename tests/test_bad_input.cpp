@@ -402,6 +402,12 @@ TEST_CASE("bad input matrix: unwritable outputs", "[bad_input][output]") {
                 {"save_model_directory", "", "--save-model " + root + "/existing_dir", {"--save-model", "existing_dir", "is a directory"}},
                 {"save_model_trailing_slash", "", "--save-model " + root + "/new_dir/", {"--save-model", "new_dir/", "is a directory"}},
                 {"save_model_under_file", "", "--save-model " + root + "/a_file/m.json", {"a_file", "not a directory"}},
+                // Nothing creates a model file's folder: refused before training, not after it.
+                {"save_model_missing_folder", "", "--save-model " + root + "/no_such_dir/m.json",
+                 {"--save-model", "folder", "no_such_dir", "does not exist"}},
+                // An empty path (an unset shell variable) is not "the default".
+                {"out_empty", "", "--out ''", {"--out", "the path is empty"}},
+                {"save_model_empty", "", "--save-model ''", {"--save-model", "the path is empty"}},
             },
             root);
   // The files that were there are untouched.
@@ -424,6 +430,9 @@ TEST_CASE("bad input matrix: predict", "[bad_input][predict]") {
   fs::create_directories(root + "/outdir");
   for (const P& p : std::vector<P>{
            {"--model " + m + " --input " + in_ok + " --output " + root + "/outdir", {"--output", "is a directory"}},
+           {"--model " + m + " --input " + in_ok + " --output " + root + "/no_such_dir/p.csv",
+            {"--output", "no_such_dir", "does not exist"}},
+           {"--model " + m + " --input " + in_ok + " --output ''", {"--output", "the path is empty"}},
            {"--model " + root + "/none.json --input " + in_ok, {"model file not found"}},
            {"--model " + in_ok + " --input " + in_ok, {"in.csv", "malformed JSON"}},
            {"--model " + m + " --input " + in_bad, {"bad.csv", "line 2, column 2"}},
