@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -55,6 +56,26 @@ const CLI::Validator kFinite(
     },
     "FINITE");
 
+// Integer flags, checked as text before CLI11 converts them: it wraps "-1" into a huge
+// unsigned seed and clamps 99999999999999999999 to 2^63 - 1, and the config's range check would
+// then name a value the user never typed. In-range values go on to that check.
+CLI::Validator integer_text(bool non_negative) {
+  return CLI::Validator(
+      [non_negative](std::string& text) -> std::string {
+        size_t i = text.size() > 0 && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+        if (i == text.size() || text.find_first_not_of("0123456789", i) != std::string::npos)
+          return "value " + text + " is not an integer";
+        errno = 0;
+        const bool negative = text[0] == '-' && text.find_first_not_of('0', 1) != std::string::npos;
+        if (non_negative && negative) return "value " + text + " is out of range (expected 0 or more)";
+        if (non_negative) (void)std::strtoull(text.c_str(), nullptr, 10);
+        else (void)std::strtoll(text.c_str(), nullptr, 10);
+        if (errno == ERANGE) return "value " + text + " is out of range (beyond 64 bits)";
+        return std::string();
+      },
+      "INT");
+}
+
 }  // namespace
 
 const CLI::Validator kNonEmptyPath(
@@ -74,10 +95,12 @@ void add_config_flags(CLI::App& app, unsigned command, ConfigFlagValues& v) {
     CLI::Option* o = nullptr;
     switch (f.kind) {
       case Kind::integer:
-        o = app.add_option(f.flag, v.integers[i], f.help);
+        o = app.add_option(f.flag, v.integers[i], f.help)->check(integer_text(false));
         if (f.lo < f.hi) o->check(CLI::Range(f.lo, f.hi));
         break;
-      case Kind::unsigned_integer: o = app.add_option(f.flag, v.unsigned_integers[i], f.help); break;
+      case Kind::unsigned_integer:
+        o = app.add_option(f.flag, v.unsigned_integers[i], f.help)->check(integer_text(true));
+        break;
       case Kind::real: o = app.add_option(f.flag, v.reals[i], f.help)->check(kFinite); break;
       case Kind::choice: o = app.add_option(f.flag, v.texts[i], f.help)->check(CLI::IsMember(f.choices)); break;
     }

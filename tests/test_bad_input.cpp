@@ -323,6 +323,10 @@ TEST_CASE("bad input matrix: config file path, overrides and flags", "[bad_input
       {"override_null", "", "optimizer.lr=null", {"/optimizer/lr", "null"}},
       {"flag_epochs_negative", "", "--epochs -5", {"/train/epochs", "-5"}},
       {"flag_epochs_word", "", "--epochs many", {"--epochs"}},
+      // The value as typed, not as CLI11 would convert it (-1 wrapped to 2^64 - 1, 1e20 clamped).
+      {"flag_seed_negative", "", "--seed -1", {"--seed", "value -1 is out of range"}},
+      {"flag_epochs_beyond_2p64", "", "--epochs 99999999999999999999", {"--epochs", "99999999999999999999", "out of range"}},
+      {"flag_epochs_fraction", "", "--epochs 2.5", {"--epochs", "2.5", "not an integer"}},
       {"flag_batch_beyond_int", "", "--batch-size 99999999999", {"/train/batch_size", "out of range"}},
       {"flag_lr_zero", "", "--lr 0", {"/optimizer/lr"}},
       {"flag_device", "", "--device tpu", {"--device", "tpu"}},
