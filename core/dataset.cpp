@@ -1,8 +1,10 @@
 // dataset.cpp — peaks generator and CSV reader; see dataset.hpp.
 #include "dataset.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -83,6 +85,29 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return out;
 }
 
+// A cell or a header name as an error message shows it: control bytes (NUL, ESC, ...) as
+// \xHH, so the message stays one line of text that a terminal prints as it is (a NUL would
+// end it early, an ESC start a terminal sequence), and a long cell cut after ~40 bytes (at a
+// character boundary) with its size.
+std::string shown(const std::string& s) {
+  constexpr size_t kMax = 40;
+  size_t cut = std::min(s.size(), kMax);
+  while (cut > 0 && cut < s.size() && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  std::string out;
+  for (size_t i = 0; i < cut; ++i) {
+    const unsigned char ch = static_cast<unsigned char>(s[i]);
+    if (ch < 0x20 || ch == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", ch);
+      out += hex;
+    } else {
+      out += char(ch);
+    }
+  }
+  if (cut < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
 }  // namespace
 
 Dataset load_csv(const std::string& path, const std::vector<std::string>& inputs,
@@ -108,16 +133,21 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
   for (size_t c = 0; c < header.size(); ++c)
     for (size_t k = 0; k < c; ++k)
       if (header[k] == header[c] && !header[c].empty())
-        throw UsageError(path + ": line " + std::to_string(line_no) + ": column \"" + header[c] +
+        throw UsageError(path + ": line " + std::to_string(line_no) + ": column \"" + shown(header[c]) +
                          "\" appears twice in the header (columns " + std::to_string(k + 1) + " and " +
                          std::to_string(c + 1) + ")");
   auto find_col = [&](const std::string& name, const char* role) {
     for (size_t c = 0; c < header.size(); ++c)
       if (header[c] == name) return c;
     std::string cols;
-    for (const auto& h : header) cols += (cols.empty() ? "" : ", ") + h;
+    bool quoted = false;
+    for (const auto& h : header) {
+      cols += (cols.empty() ? "" : ", ") + shown(h);
+      quoted = quoted || (!h.empty() && (h.front() == '"' || h.front() == '\''));
+    }
     throw UsageError(path + ": line " + std::to_string(line_no) + ": no " + role + " column \"" + name +
-                     "\" in the header (columns: " + cols + ")");
+                     "\" in the header (columns: " + cols + ")" +
+                     (quoted ? "; quoted fields are not supported: write the names without quotes" : ""));
   };
   std::vector<size_t> in_cols, out_cols;
   for (const auto& n : inputs) in_cols.push_back(find_col(n, "input"));
@@ -138,10 +168,17 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
       char* end = nullptr;
       errno = 0;
       const double v = f.empty() ? 0.0 : std::strtod(f.c_str(), &end);
-      if (f.empty() || end != f.c_str() + f.size() || errno == ERANGE || !std::isfinite(v) ||
-          std::fabs(v) > 3.4e38)
+      auto fail = [&](const char* why) {
         throw UsageError(path + ": line " + std::to_string(line_no) + ", column " + std::to_string(c + 1) + " (\"" +
-                         header[c] + "\"): \"" + f + "\" is not a finite number");
+                         shown(header[c]) + "\"): \"" + shown(f) + "\" " + why);
+      };
+      // (strtod also sets ERANGE on underflow, 1e-400: a value that is ~0, as float(1e-50) is.)
+      if (f.empty() || end != f.c_str() + f.size()) fail("is not a finite number");
+      if (errno == ERANGE && std::isinf(v)) fail("is beyond float32's range (largest 3.4028235e38)");
+      if (!std::isfinite(v)) fail("is not a finite number");  // "inf", "nan"
+      // Doubles from the half-way point between FLT_MAX and the next power of two on round
+      // to infinity as float32, the type nntrain trains in.
+      if (std::fabs(v) >= 0x1.ffffffp127) fail("is beyond float32's range (largest 3.4028235e38)");
       return float(v);
     };
     if (d.n == 2147483647)

@@ -285,8 +285,20 @@ TEST_CASE("bad input matrix: CSV data files", "[bad_input][csv]") {
       {"empty_field", cfg("hole.csv", "x1,x2,y\n1,,3\n"), "", {"hole.csv", "line 2, column 2"}},
       {"nan", cfg("nan.csv", "x1,x2,y\n1,2,3\n1,2,nan\n"), "", {"nan.csv", "line 3, column 3", "not a finite"}},
       {"inf", cfg("inf.csv", "x1,x2,y\n-inf,2,3\n"), "", {"inf.csv", "line 2, column 1"}},
-      {"float_overflow", cfg("big.csv", "x1,x2,y\n1,1e39,3\n"), "", {"big.csv", "line 2, column 2"}},
-      {"double_overflow", cfg("huge.csv", "x1,x2,y\n1,1e999,3\n"), "", {"huge.csv", "line 2, column 2"}},
+      // Finite numbers that float32 cannot hold: said so, not "not a finite number".
+      {"float_overflow", cfg("big.csv", "x1,x2,y\n1,1e39,3\n"), "", {"big.csv", "line 2, column 2", "beyond float32"}},
+      {"float_overflow_by_rounding", cfg("edge.csv", "x1,x2,y\n1,3.4028236e38,3\n"), "",
+       {"edge.csv", "line 2, column 2", "beyond float32"}},
+      {"double_overflow", cfg("huge.csv", "x1,x2,y\n1,1e999,3\n"), "", {"huge.csv", "line 2, column 2", "beyond float32"}},
+      // Control bytes are shown escaped: a NUL no longer ends the message, an ESC starts no
+      // terminal sequence. A huge cell is cut, with its size.
+      {"nul_in_cell", cfg("nul.csv", std::string("x1,x2,y\n1,2,3\0\n", 15)), "",
+       {"nul.csv", "line 2, column 3", "\"3\\x00\" is not a finite number"}},
+      {"escape_in_cell", cfg("esc.csv", "x1,x2,y\n1,2,\x1b[31mred\n"), "", {"esc.csv", "\"\\x1b[31mred\" is not"}},
+      {"huge_cell", cfg("wide.csv", "x1,x2,y\n1,2," + std::string(100000, '7') + "\n"), "",
+       {"wide.csv", "line 2, column 3", "(100000 bytes)", "beyond float32"}},
+      {"quoted_header", cfg("quoted.csv", "\"x1\",\"x2\",\"y\"\n1,2,3\n"), "",
+       {"quoted.csv", "no input column \"x1\"", "quoted fields are not supported"}},
       {"empty_file", cfg("empty.csv", ""), "", {"empty.csv", "empty CSV file"}},
       {"blank_lines_only", cfg("blank.csv", "\n  \n\r\n"), "", {"blank.csv", "empty CSV file"}},
       {"header_only", cfg("header.csv", "x1,x2,y\n"), "", {"header.csv", "no data rows"}},
