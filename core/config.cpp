@@ -78,6 +78,7 @@ namespace {
 // Widths above this are refused: a 65536-wide dense layer already has 4 G parameters.
 constexpr long long kMaxWidth = 65536;
 constexpr long long kMaxGridSide = 1 << 20;
+constexpr double kMaxRange = 1e30;  // data.range bounds (see read_generator)
 
 std::vector<std::string> string_list(const ObjectReader& r, const json& v, const std::string& path) {
   if (!v.is_array() || v.empty())
@@ -138,8 +139,12 @@ void read_generator(ObjectReader& d, DataConfig& c) {
       d.fail("/data/range", "expected [low, high], got " + json_type_name(r));
     c.range_lo = r[0].get<double>();
     c.range_hi = r[1].get<double>();
-    if (!std::isfinite(c.range_lo) || !std::isfinite(c.range_hi) || !(c.range_lo < c.range_hi))
-      d.fail("/data/range", "expected finite low < high, got " + r.dump());
+    // The inputs are float32 and the peaks function multiplies powers of them by exp(-x^2):
+    // beyond ~1e38 a grid point is no float, and near 1e61 the product is inf * 0 = NaN.
+    // Within +-1e30 every grid point and target is finite (training may still diverge).
+    if (!std::isfinite(c.range_lo) || !std::isfinite(c.range_hi) || !(c.range_lo < c.range_hi) ||
+        std::fabs(c.range_lo) > kMaxRange || std::fabs(c.range_hi) > kMaxRange)
+      d.fail("/data/range", "expected low < high, both within +-1e30, got " + r.dump());
   }
 }
 

@@ -226,6 +226,9 @@ TEST_CASE("bad input matrix: out-of-range values", "[bad_input]") {
                  {"/data/grid", "would need", "GiB"}},
                 {"grid_zero", R"({"data": {"grid": [0, 10]}})", "", {"/data/grid/0"}},
                 {"range_reversed", R"({"data": {"range": [3, -3]}})", "", {"/data/range", "low < high"}},
+                // Finite doubles, but hi - lo overflows and no grid point is a float: exit 2,
+                // not a run that "diverges" at epoch 1 on NaN data.
+                {"range_huge", R"({"data": {"range": [-1e308, 1e308]}})", "", {"/data/range", "within +-1e30"}},
                 {"range_infinite", R"({"data": {"range": [-1e400, 3]}})", "", {"config.json", "-1e400", "not finite"}},
                 {"seed_negative", R"({"seed": -1})", "", {"/seed", "out of range"}},
                 {"seed_2p63", R"({"seed": 9223372036854775808})", "", {"/seed", "out of range"}},
