@@ -259,8 +259,10 @@ void ObjectReader::finish() const {
     if (const auto near = nearest(it.key(), known_)) {
       msg += " (did you mean \"" + *near + "\"?)";
     } else {
-      std::string list;
-      for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
+      std::string list;  // each key once, in the order asked (a key may be asked twice)
+      for (size_t i = 0; i < known_.size(); ++i)
+        if (std::find(known_.begin(), known_.begin() + long(i), known_[i]) == known_.begin() + long(i))
+          list += (list.empty() ? "" : ", ") + known_[i];
       msg += " (valid keys here: " + list + ")";
     }
     fail(path(it.key()), msg);
