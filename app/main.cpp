@@ -4,6 +4,7 @@
 #include <csignal>
 #include <signal.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cstdio>
 #include <fmt/format.h>
 #include <string>
@@ -13,6 +14,7 @@
 #include "cmd_sweep.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
+#include "json_reader.hpp"
 
 namespace {
 
@@ -103,6 +105,19 @@ int main(int argc, char** argv) {
   auto* sweep = add_sweep_command(app, sa, sweep_flags);
 
   const std::vector<std::string> args = with_default_subcommand(argc, argv);
+  // A first word that is no command, flag or key.path=value override is a mistyped command
+  // ("nntrain predcit ..."): say so, instead of train's "--config is required".
+  const std::vector<std::string> commands = {"train", "bench", "sweep", "predict", "info"};
+  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]).find('=') == std::string::npos &&
+      std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    std::string hint;
+    for (const std::string& c : commands)
+      if (edit_distance(argv[1], c) <= 2) hint = std::string(" (did you mean \"") + c + "\"?)";
+    fmt::print(stderr, "nntrain: unknown command \"{}\"{}; the commands are train (the default), bench, sweep, "
+                       "predict and info\nRun 'nntrain --help' for usage.\n",
+               argv[1], hint);
+    return kExitUsage;
+  }
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());
     app.parse(rev);

@@ -141,6 +141,19 @@ TEST_CASE("bad input: exit 2, a message naming it, and no result files", "[cli][
   fs::remove_all(dir);
 }
 
+TEST_CASE("a mistyped command exits 2 naming it, not with train's missing --config", "[cli][errors]") {
+  const auto r = run_nntrain("predcit --model m.json --input in.csv --output out.csv");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown command \"predcit\" (did you mean \"predict\"?)"));
+  CHECK_THAT(r.err, !Catch::Contains("--config is required"));
+  CHECK_FALSE(fs::exists("out.csv"));
+  // Train stays the default: a first word that is an override is not a command.
+  const std::string out = fresh_dir("override_first");
+  const auto ok = run_nntrain("seed=3 --config configs/peaks.json --epochs 1 --quiet --out " + out);
+  CHECK(ok.exit_code == 0);
+  fs::remove_all(out);
+}
+
 TEST_CASE("a bad fast-backend environment knob exits 2 naming the variable", "[cli][errors]") {
   // docs/CONFIG.md's NNTRAIN_FAST_* variables: anything but their documented values is an
   // error (the run is marked failed in summary.json, as any backend that fails to start).
