@@ -42,7 +42,7 @@ std::string cell_seconds(const std::optional<double>& s) {
 void print_table(const SweepTable& t) {
   std::vector<std::string> head = {"point"};
   head.insert(head.end(), t.keys.begin(), t.keys.end());
-  for (const char* h : {"status", "device", "backend", "final loss", "train time", "to target", "timing", "note"})
+  for (const char* h : {"status", "device", "backend", "final loss", "train time", "to target", "timing", "host", "note"})
     head.emplace_back(h);
   std::vector<std::vector<std::string>> cells;
   for (const SweepRow& r : t.rows) {
@@ -55,6 +55,7 @@ void print_table(const SweepTable& t) {
     c.push_back(cell_seconds(r.train_seconds));
     c.push_back(cell_seconds(r.target_seconds) + (r.target_kind == "interpolated" ? " (interpolated)" : ""));
     c.push_back(r.timing);
+    c.push_back(r.host);
     c.push_back(r.note);
     cells.push_back(std::move(c));
   }
