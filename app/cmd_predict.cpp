@@ -30,6 +30,11 @@ int cmd_predict(const PredictArgs& a) {
       cols.push_back(s == std::string::npos ? c : c.substr(s, e - s + 1));
     }
   }
+  for (size_t i = 0; i < cols.size(); ++i)
+    for (size_t k = 0; k < i; ++k)
+      if (cols[k] == cols[i])  // as train refuses it: the model's inputs are distinct features
+        throw UsageError(a.input + ": input column \"" + cols[i] + "\" is named twice (inputs " + std::to_string(k + 1) +
+                         " and " + std::to_string(i + 1) + ")");
   if (int(cols.size()) != n_in)
     throw UsageError(a.input + ": the model takes " + std::to_string(n_in) + " inputs but " +
                      std::to_string(cols.size()) + " input columns were found/given");

@@ -166,7 +166,7 @@ void check_currency(const std::string& label) {
   });
   if (trimmed(label).empty() || label.size() > 16 || bad_char)
     throw UsageError("--currency \"" + label + "\": expected a short label such as EUR or USD (1 to 16 characters, "
-                     "no comma, quote, bar or control character)");
+                     "no comma, double quote, bar or control character)");
 }
 
 double cost_of(double price_per_hour, double seconds) { return price_per_hour * seconds / 3600.0; }

@@ -455,6 +455,7 @@ TEST_CASE("bad input matrix: predict", "[bad_input][predict]") {
            {"--model " + m + " --input " + in_ok + " --output " + root + "/no_such_dir/p.csv",
             {"--output", "no_such_dir", "does not exist"}},
            {"--model " + m + " --input " + in_ok + " --output ''", {"--output", "the path is empty"}},
+           {"--model " + m + " --input " + in_ok + " --inputs x1 x1", {"in.csv", "\"x1\" is named twice"}},
            {"--model " + root + "/none.json --input " + in_ok, {"model file not found"}},
            {"--model " + in_ok + " --input " + in_ok, {"in.csv", "malformed JSON"}},
            {"--model " + m + " --input " + in_bad, {"bad.csv", "line 2, column 2"}},
