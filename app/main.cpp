@@ -113,6 +113,9 @@ int main(int argc, char** argv) {
     std::string hint;
     for (const std::string& c : commands)
       if (edit_distance(argv[1], c) <= 2) hint = std::string(" (did you mean \"") + c + "\"?)";
+    const std::string word = argv[1];
+    if (word.size() > 5 && word.compare(word.size() - 5, 5, ".json") == 0)
+      hint = " (a config file is given as --config " + word + ")";
     fmt::print(stderr, "nntrain: unknown command \"{}\"{}; the commands are train (the default), bench, sweep, "
                        "predict and info\nRun 'nntrain --help' for usage.\n",
                argv[1], hint);

@@ -147,6 +147,9 @@ TEST_CASE("a mistyped command exits 2 naming it, not with train's missing --conf
   CHECK_THAT(r.err, Catch::Contains("unknown command \"predcit\" (did you mean \"predict\"?)"));
   CHECK_THAT(r.err, !Catch::Contains("--config is required"));
   CHECK_FALSE(fs::exists("out.csv"));
+  const auto bare = run_nntrain("configs/peaks.json --epochs 1");
+  CHECK(bare.exit_code == 2);
+  CHECK_THAT(bare.err, Catch::Contains("(a config file is given as --config configs/peaks.json)"));
   // Train stays the default: a first word that is an override is not a command.
   const std::string out = fresh_dir("override_first");
   const auto ok = run_nntrain("seed=3 --config configs/peaks.json --epochs 1 --quiet --out " + out);
