@@ -285,6 +285,50 @@ mutant model-save-transposed core/model_io.cpp '[model]' \
   'os << (c ? ", " : "") << W[size_t(c) * out + r];' \
   'model.json: W written column-major'
 
+# --- found by the audits of 2026-11-26 (reports, error paths) -------------------------------
+mutant rate-diverged-epochs core/trainer.hpp '[worth]' \
+  'double seconds_per_epoch() const { return epochs_timed ? train_seconds / epochs_timed : 0.0; }' \
+  'double seconds_per_epoch() const { return epochs_done ? train_seconds / epochs_done : 0.0; }' \
+  'a run that diverged inside a chunk: its time per epoch divided by the epochs before the NaN'
+mutant crossover-same-size core/bench_stats.cpp '[bench],[worth]' \
+  'c.slower_before = k > 0 ? valid[k - 1] : -1;' \
+  'c.slower_before = -1;' \
+  'crossover: a GPU loss at a point of the same data size reported as "faster at every size"'
+mutant sweep-target-kind core/sweep_plan.cpp '[sweep]' \
+  'r.target_kind = text_at(&r.target, "seconds_kind");' \
+  'r.target_kind = "measured";' \
+  'sweep results: an interpolated time to target shown as measured'
+mutant json-duplicate-keys core/json_reader.cpp '[bad_input]' \
+  'if (std::find(top.keys.begin(), top.keys.end(), key) != top.keys.end()) {' \
+  'if (false) {' \
+  'config: a key given twice in one object is dropped silently'
+mutant output-folder-missing core/fileio.cpp '[bad_input]' \
+  'if (!fs::is_directory(parent, ec))
+    throw UsageError(option + " " + file + ": folder "' \
+  'if (!fs::is_directory(parent, ec) && fs::exists(parent, ec))
+    throw UsageError(option + " " + file + ": folder "' \
+  '--save-model into a missing folder: accepted, the run trains, then fails to write'
+mutant flag-unsigned-wrap app/cli_flags.cpp '[bad_input]' \
+  'if (non_negative && negative) return' \
+  'if (false && negative) return' \
+  'CLI: --seed -1 wraps to 2^64 - 1 before the range check'
+mutant csv-control-bytes core/dataset.cpp '[bad_input]' \
+  'if (ch < 0x20 || ch == 0x7f) {' \
+  'if (ch < 0x01) {' \
+  'CSV errors: control bytes (ESC) echoed raw to the terminal'
+mutant csv-float-range core/dataset.cpp '[bad_input]' \
+  'if (std::fabs(v) >= 0x1.ffffffp127) fail(' \
+  'if (std::fabs(v) > 0x1.fffffep127 * 1.0000001) fail(' \
+  'CSV: a value that rounds to infinity in float32 is accepted'
+mutant range-bound core/config.cpp '[bad_input]' \
+  'std::fabs(c.range_lo) > kMaxRange || std::fabs(c.range_hi) > kMaxRange)' \
+  'false)' \
+  'config: data.range of +-1e308 accepted (NaN data, a run that "diverges" at epoch 1)'
+mutant mistyped-command app/main.cpp '[cli]' \
+  'std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {' \
+  'false) {' \
+  'CLI: a mistyped command reported as a missing --config'
+
 # ---------------------------------------------------------------------------------------------
 selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
 # How often mutant $1's pattern occurs in file $2.
