@@ -19,12 +19,11 @@
 namespace {
 
 // `train` is the default subcommand: `nntrain --config x.json` means `nntrain train --config x.json`.
+const std::vector<std::string> kCommands = {"train", "bench", "sweep", "predict", "info"};
+
 std::vector<std::string> with_default_subcommand(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  static const char* kSub[] = {"train", "bench", "predict", "info", "sweep"};
-  bool has_sub = false;
-  for (const char* s : kSub)
-    if (!args.empty() && args[0] == s) has_sub = true;
+  const bool has_sub = !args.empty() && std::find(kCommands.begin(), kCommands.end(), args[0]) != kCommands.end();
   const bool wants_help = !args.empty() && (args[0] == "-h" || args[0] == "--help" || args[0] == "--version");
   if (!has_sub && !wants_help && !args.empty()) args.insert(args.begin(), "train");
   return args;
@@ -107,13 +106,12 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args = with_default_subcommand(argc, argv);
   // A first word that is no command, flag or key.path=value override is a mistyped command
   // ("nntrain predcit ..."): say so, instead of train's "--config is required".
-  const std::vector<std::string> commands = {"train", "bench", "sweep", "predict", "info"};
+  const std::vector<std::string>& commands = kCommands;
   if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]).find('=') == std::string::npos &&
       std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
-    std::string hint;
-    for (const std::string& c : commands)
-      if (edit_distance(argv[1], c) <= 2) hint = std::string(" (did you mean \"") + c + "\"?)";
     const std::string word = argv[1];
+    std::string hint;
+    if (const auto near = nearest(word, commands)) hint = " (did you mean \"" + *near + "\"?)";
     if (word.size() > 5 && word.compare(word.size() - 5, 5, ".json") == 0)
       hint = " (a config file is given as --config " + word + ")";
     fmt::print(stderr, "nntrain: unknown command \"{}\"{}; the commands are train (the default), bench, sweep, "

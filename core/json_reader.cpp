@@ -158,7 +158,8 @@ std::string fmt_num(double d) {
   return v.dump();
 }
 
-// The nearest of `names` to `v`, when near enough to be a likely misspelling.
+}  // namespace
+
 std::optional<std::string> nearest(const std::string& v, const std::vector<std::string>& names) {
   std::string best;
   size_t best_d = std::numeric_limits<size_t>::max();
@@ -169,8 +170,6 @@ std::optional<std::string> nearest(const std::string& v, const std::vector<std::
   if (!best.empty() && best_d <= std::max<size_t>(2, best.size() / 3)) return best;
   return std::nullopt;
 }
-
-}  // namespace
 
 ObjectReader::ObjectReader(const json& j, std::string path, std::string prefix)
     : j_(j), path_(std::move(path)), prefix_(std::move(prefix)) {

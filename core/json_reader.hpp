@@ -33,6 +33,9 @@ size_t invalid_utf8_at(const std::string& s);
 // Levenshtein distance, for "did you mean".
 size_t edit_distance(const std::string& a, const std::string& b);
 
+// The nearest of `names` to `v`, when near enough to be a likely misspelling.
+std::optional<std::string> nearest(const std::string& v, const std::vector<std::string>& names);
+
 // "string \"x\"", "number 3", "an array", ...: how an error message names a value.
 std::string json_type_name(const nlohmann::json& v);
 
