@@ -175,7 +175,10 @@ void check_slurm_args(const SweepArgs& a) {
   for (const auto& s : a.slurm_args) {
     if (s.size() < 2 || s[0] != '-' || s.find_first_of("\n\r") != std::string::npos)
       throw UsageError("--slurm-arg \"" + s + "\": expected one sbatch option, e.g. --slurm-arg=--partition=gpu");
-    if (s.rfind("--array", 0) == 0 || s.rfind("-a", 0) == 0 || s.rfind("--output", 0) == 0 || s.rfind("-o", 0) == 0)
+    // sbatch takes any unambiguous start of a long option (--arr, --out), and -a/-o short.
+    const std::string name = s.rfind("--", 0) == 0 ? s.substr(2, s.find('=') == std::string::npos ? std::string::npos : s.find('=') - 2) : "";
+    const bool long_banned = name.size() >= 2 && (std::string("array").rfind(name, 0) == 0 || std::string("output").rfind(name, 0) == 0);
+    if (long_banned || (s.rfind("--", 0) != 0 && (s.rfind("-a", 0) == 0 || s.rfind("-o", 0) == 0)))
       throw UsageError("--slurm-arg " + s + ": nntrain sets the array and its output files itself (--jobs sets %M)");
   }
 }
@@ -207,6 +210,11 @@ SweepPlan plan_sweep(const SweepArgs& a) {
   const std::string out = a.out.empty() ? configs.front().output_dir + "/sweeps" : a.out;
   check_output_location(out);
   if (!a.out.empty()) check_existing(a.out, plan.json);
+  if (a.launcher == "slurm") {
+    // (without --out the sweep gets a numbered folder under `out`: digits only)
+    check_slurm_dir(fs::absolute(out).lexically_normal().string());
+    if (!a.dry_run) require_sbatch();  // before anything is written: exit 3 leaves nothing
+  }
   const std::string dir = a.out.empty() ? make_numbered_run_dir(out) : (ensure_directory(a.out), a.out);
   plan.dir = fs::absolute(dir).lexically_normal().string();
   for (size_t i = 0; i < plan.size(); ++i) {
@@ -227,7 +235,7 @@ int cmd_sweep(const SweepArgs& a) {
   }
   if (!a.run_point.empty()) {
     if (planning) throw UsageError("sweep --run-point DIR I takes no --config or --grid (the plan is in DIR)");
-    return run_point(a.run_point.at(0), a.run_point.at(1), a.jobs);
+    return run_point(a.run_point.at(0), a.run_point.at(1), a.jobs, a.jobs_set);
   }
   const SweepPlan plan = plan_sweep(a);
   return a.launcher == "slurm" ? run_slurm(plan, a) : run_local(plan, a);

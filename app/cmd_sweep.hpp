@@ -63,9 +63,18 @@ std::vector<size_t> unfinished_points(const SweepPlan& plan);
 // This executable's absolute path (/proc/self/exe): the local launcher and the batch script run it.
 std::string self_executable();
 
+// --launcher slurm: DeviceUnavailable (exit 3) when sbatch is not on PATH; UsageError when
+// the sweep folder's absolute path has a character an #SBATCH line cannot carry (a space, a
+// quote, '#', '%', '\\' or a control character).
+void require_sbatch();
+void check_slurm_dir(const std::string& dir);
+// s as one shell word: as it is when it needs no quoting, else in single quotes.
+std::string shell_word(const std::string& s);
+
 int run_local(const SweepPlan& plan, const SweepArgs& a);
 int run_slurm(const SweepPlan& plan, const SweepArgs& a);
-int run_point(const std::string& dir, const std::string& index, int jobs);
+// `local`: started by the local launcher (which passes --jobs), not as a Slurm array task.
+int run_point(const std::string& dir, const std::string& index, int jobs, bool local);
 // Writes DIR/results.csv and DIR/results.json, prints the table; returns the exit code
 // (0 all ok, 4 all finished but some diverged, 5 some point without a result).
 int collect_sweep(const std::string& dir, bool print_table = true);

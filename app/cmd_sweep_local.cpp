@@ -16,6 +16,7 @@
 // whoever started it escalates with SIGKILL. A rerun of the same command skips the finished
 // points.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,20 +64,29 @@ size_t parse_index(const std::string& text, size_t n) {
   return std::stoul(text);
 }
 
-// The CPU threads a point may use: the config's when it sets them; else under Slurm the
-// CPUs the task was given; else, beside N-1 other points, this machine's threads / N.
+// The CPU threads a point may use: the config's when it sets them; else the CPUs there are
+// (under Slurm the CPUs the task or job was given, else this machine's) shared with the N-1
+// other points of a local launcher's --jobs N; 0 (all) for a point alone outside Slurm.
 int point_threads(const json& cfg, int jobs) {
   const int configured = cfg.at("cpu").value("threads", 0);
   if (configured > 0) return configured;
+  int cpus = 0;
   for (const char* var : {"SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE"}) {
     const std::string v = env_or_empty(var);
-    if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos && std::stoi(v) > 0) return std::stoi(v);
+    if (!v.empty() && v.size() < 9 && v.find_first_not_of("0123456789") == std::string::npos && std::stoi(v) > 0) {
+      cpus = std::stoi(v);
+      break;
+    }
   }
-  return jobs > 1 ? std::max(1, hardware_threads() / jobs) : 0;
+  if (jobs > 1) return std::max(1, (cpus > 0 ? cpus : hardware_threads()) / jobs);
+  return cpus;
 }
 
-json run_info(size_t index, int jobs, int threads) {
-  json info = {{"point", index},  {"launcher", env_or_empty("SLURM_JOB_ID").empty() ? "local" : "slurm"},
+// `local`: started by the local launcher (it passes --jobs), maybe inside a Slurm allocation;
+// otherwise a point run under SLURM_JOB_ID is a Slurm array task.
+json run_info(size_t index, int jobs, int threads, bool local) {
+  const bool slurm = !local && !env_or_empty("SLURM_JOB_ID").empty();
+  json info = {{"point", index},  {"launcher", slurm ? "slurm" : "local"},
                {"jobs", jobs},    {"threads", threads},
                {"host", host_name()}, {"pid", ::getpid()}, {"started_utc", utc_now()}};
   if (!env_or_empty("SLURM_JOB_ID").empty())
@@ -99,10 +109,11 @@ void on_launcher_signal(int) {
 }
 
 void install_handler(void (*handler)(int)) {
-  for (const int sig : {SIGINT, SIGTERM}) {
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction old {};
     // A background job's SIGINT is ignored: keep it so (as train does).
-    if (sig == SIGINT && ::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    // So is a SIGHUP ignored by nohup.
+    if (sig != SIGTERM && ::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
     struct sigaction sa {};
     sa.sa_handler = handler;
     sigemptyset(&sa.sa_mask);
@@ -113,13 +124,13 @@ void install_handler(void (*handler)(int)) {
 
 }  // namespace
 
-int run_point(const std::string& dir, const std::string& index_text, int jobs) {
+int run_point(const std::string& dir, const std::string& index_text, int jobs, bool local) {
   install_handler(on_point_signal);
   const SweepPlan plan = read_plan(dir);
   const size_t i = parse_index(index_text, plan.size());
   const std::string pdir = plan.point_dir(i);
   const int threads = point_threads(plan.point(i).at("config"), jobs);
-  json info = run_info(i, jobs, threads);
+  json info = run_info(i, jobs, threads, local);
   // A result of an earlier, unfinished attempt must not pass for this one's.
   std::error_code ec;
   fs::remove(pdir + "/summary.json", ec);
@@ -167,6 +178,16 @@ pid_t spawn_point(const std::string& exe, const SweepPlan& plan, size_t i, int j
   ::_exit(127);
 }
 
+// The launcher's progress lines: a failed write (the terminal hung up: SIGHUP) must not end
+// the launcher while its points run.
+template <typename... T>
+void say(fmt::format_string<T...> f, T&&... args) noexcept {
+  try {
+    fmt::print(stderr, f, std::forward<T>(args)...);
+  } catch (...) {
+  }
+}
+
 std::string outcome(const SweepPlan& plan, size_t i, int rc) {
   const json s = read_point_summary(plan, i);
   std::string loss;
@@ -189,6 +210,18 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
     for (const size_t i : todo) fmt::print("{} {}\n", plan.point(i).at("dir").get<std::string>(), plan.point(i).at("label").get<std::string>());
     return kExitOk;
   }
+  // One launcher per sweep folder, and not while points an earlier launcher started still run
+  // (it died of SIGKILL, say): the points inherit this lock's file descriptor, so it is held
+  // until the last of them ends.
+  const std::string lock = plan.dir + "/sweep.lock";
+  const int lock_fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0644);  // (no O_CLOEXEC: see above)
+  if (lock_fd < 0) throw IoError(fmt::format("cannot open {}: {}", lock, std::strerror(errno)));
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd);
+    throw UsageError(fmt::format("sweep {} is in use: another launcher, or points one started, still run there "
+                                 "(it holds {}); wait for them or stop them",
+                                 plan.dir, lock));
+  }
   const std::string exe = self_executable();
   install_handler(on_launcher_signal);
   std::map<pid_t, size_t> running;
@@ -198,13 +231,13 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
     while (running.size() < size_t(jobs) && next < todo.size() && !stop_requested()) {
       const size_t i = todo[next++];
       running[spawn_point(exe, plan, i, jobs)] = i;
-      if (!a.quiet) fmt::print(stderr, "nntrain: sweep point {} started: {}\n", i, plan.point(i).at("label").get<std::string>());
+      if (!a.quiet) say("nntrain: sweep point {} started: {}\n", i, plan.point(i).at("label").get<std::string>());
     }
     if (stop_requested() && !forwarded) {
-      fmt::print(stderr, "nntrain: sweep stopping: {} running point(s) stop after their chunk in flight "
-                         "(signal again to kill them now)\n", running.size());
       for (const auto& [pid, i] : running) ::kill(pid, SIGTERM);
       forwarded = true;
+      say("nntrain: sweep stopping: {} running point(s) stop after their chunk in flight "
+          "(signal again to kill them now)\n", running.size());
     }
     if (g_launcher_signals >= 2 && !killed) {
       for (const auto& [pid, i] : running) ::kill(pid, SIGKILL);
@@ -217,14 +250,17 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
       running.erase(pid);
       const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       ++done;
-      if (!a.quiet) fmt::print(stderr, "nntrain: sweep [{}/{}] point {}: {}\n", done, todo.size(), i, outcome(plan, i, rc));
+      if (!a.quiet) say("nntrain: sweep [{}/{}] point {}: {}\n", done, todo.size(), i, outcome(plan, i, rc));
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
   const int code = collect_sweep(plan.dir);
+  ::close(lock_fd);  // (the points that inherited it have ended)
   if (stop_requested()) {
-    fmt::print(stderr, "nntrain: sweep interrupted; rerun the same command to resume (finished points are kept)\n");
+    // Without --out the same command would plan a new numbered folder.
+    say("nntrain: sweep interrupted; {} to resume (finished points are kept)\n",
+        a.out.empty() ? "rerun it with --out " + shell_word(plan.dir) : std::string("rerun the same command"));
     return kExitInterrupted;
   }
   return code;

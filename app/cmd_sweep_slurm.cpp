@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
@@ -41,11 +42,20 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+// The job's name: the config's name with every character other than a letter, a digit, '.',
+// '_' or '-' replaced by '_' (sbatch splits a directive at a space and ends it at a '#'; a
+// newline would end the directives and start a shell line).
+std::string job_name(const std::string& name) {
+  std::string s = "nntrain-sweep-";
+  for (const char c : name) s += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ? c : '_';
+  return s;
+}
+
 std::string batch_script(const SweepPlan& plan, const SweepArgs& a, const std::string& array) {
   std::string s = "#!/bin/bash\n";
   s += "# nntrain sweep: one array task per point of " + plan.dir + "/plan.json.\n";
   s += "# Written by `nntrain sweep --launcher slurm`; collect with: nntrain sweep --collect " + plan.dir + "\n";
-  s += "#SBATCH --job-name=nntrain-sweep-" + plan.json.value("name", std::string("sweep")) + "\n";
+  s += "#SBATCH --job-name=" + job_name(plan.json.value("name", std::string("sweep"))) + "\n";
   s += "#SBATCH --array=" + array + (a.jobs_set ? "%" + std::to_string(a.jobs) : "") + "\n";
   // Each task's stdout and stderr: the point's own train.log (%Na: the task id, zero-padded
   // like the point folders).
@@ -68,10 +78,47 @@ bool on_path(const std::string& program) {
   return false;
 }
 
-// sbatch --parsable prints "JOBID" or "JOBID;CLUSTER".
-std::string submit(const std::string& script) {
+}  // namespace
+
+void require_sbatch() {
   if (!on_path("sbatch"))
     throw DeviceUnavailable("--launcher slurm: sbatch not found on PATH (--dry-run writes the script without it)");
+}
+
+namespace {
+std::string printable(const std::string& s) {
+  std::string r;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    r += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, c);
+  }
+  return r;
+}
+}  // namespace
+
+void check_slurm_dir(const std::string& dir) {
+  for (const char c : dir) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f || c == ' ' || c == '#' || c == '"' || c == '\'' || c == '\\' || c == '%')
+      throw UsageError(fmt::format("--launcher slurm: the sweep folder {} has {} in its path, which an #SBATCH "
+                                   "--output line cannot carry; use an --out without spaces, quotes, '#', '%' or '\\'",
+                                   printable(dir), u < 0x20 || u == 0x7f ? fmt::format("a control character (\\x{:02x})", u)
+                                                              : c == ' ' ? std::string("a space")
+                                                                         : fmt::format("'{}'", c)));
+  }
+}
+
+std::string shell_word(const std::string& s) {
+  return s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-+=:,@") == std::string::npos
+             ? s
+             : shell_quote(s);
+}
+
+namespace {
+
+// sbatch --parsable prints "JOBID" or "JOBID;CLUSTER".
+std::string submit(const std::string& script) {
+  require_sbatch();
   const std::string cmd = "sbatch --parsable " + shell_quote(script);
   std::FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) throw IoError("cannot run sbatch");
@@ -102,14 +149,15 @@ int run_slurm(const SweepPlan& plan, const SweepArgs& a) {
              array, a.jobs_set ? fmt::format(" (at most {} at once)", a.jobs) : "");
   if (a.dry_run) {
     fmt::print("{}\n", script);
-    fmt::print(stderr, "nntrain: --dry-run: not submitted; submit with: sbatch {}\n", script);
+    fmt::print(stderr, "nntrain: --dry-run: not submitted; submit with: sbatch {}\n", shell_word(script));
     return kExitOk;
   }
   const std::string id = submit(script);
   json record = {{"job_id", id}, {"array", array}, {"script", script}};
   write_file_atomic(plan.dir + "/slurm-job.json", record.dump(2) + "\n");
   fmt::print("{}\n", id);
-  fmt::print(stderr, "nntrain: submitted Slurm job {}; when it has run: nntrain sweep --collect {}\n", id, plan.dir);
+  fmt::print(stderr, "nntrain: submitted Slurm job {}; when it has run: nntrain sweep --collect {}\n", id,
+             shell_word(plan.dir));
   return kExitOk;
 }
 

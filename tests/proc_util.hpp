@@ -23,6 +23,7 @@ inline pid_t spawn(const std::vector<std::string>& argv, const std::string& cwd,
   if (pid != 0) return pid;  // parent (or -1)
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
+  ::signal(SIGHUP, SIG_DFL);  // (nohup)
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -215,15 +215,25 @@ TEST_CASE("sweep local: 6 points (lr x widths, one diverging), collected, resume
 }
 
 TEST_CASE("sweep local: Ctrl-C stops the points cleanly and exits 130", "[sweep][cli][signals]") {
-  const std::string out = fresh_dir("sweep_int");
+  // SIGINT with --out; SIGHUP (a terminal or ssh session lost) into a numbered folder under
+  // output.dir, where "the same command" would start a new sweep: the message names --out.
+  const int sig = GENERATE(SIGINT, SIGHUP);
+  const std::string base = fresh_dir("sweep_int");
   const std::string log = fresh_dir("sweep_int_log");
+  const std::string out = sig == SIGINT ? base : base + "/sweeps/001";
+  std::vector<std::string> argv = {NNTRAIN_BINARY, "sweep", "--config", "configs/peaks.json", "--quiet",
+                                   "--grid", "seed=1,2", "train.epochs=2000000", "train.log_every=10", "--threads", "1"};
+  if (sig == SIGINT) {
+    argv.insert(argv.end(), {"--out", out});
+  } else {
+    fs::create_directories(base);
+    argv.push_back("output.dir=" + base);
+  }
   // Two long points (each would take minutes), one at a time.
-  const pid_t pid = spawn({NNTRAIN_BINARY, "sweep", "--config", "configs/peaks.json", "--quiet", "--out", out,
-                           "--grid", "seed=1,2", "train.epochs=2000000", "train.log_every=10", "--threads", "1"},
-                          NNTRAIN_SOURCE_DIR, log + ".out", log + ".err");
+  const pid_t pid = spawn(argv, NNTRAIN_SOURCE_DIR, log + ".out", log + ".err");
   REQUIRE(pid > 0);
   REQUIRE(wait_until([&] { return fs::exists(out + "/points/000/config.resolved.json"); }, 60));
-  ::kill(pid, SIGINT);  // to the launcher alone: it passes the stop on to its point
+  ::kill(pid, sig);  // to the launcher alone: it passes the stop on to its point
   const int code = wait_exit(pid, 60);
   INFO(slurp(log + ".err"));
   CHECK(code == 130);
@@ -231,7 +241,47 @@ TEST_CASE("sweep local: Ctrl-C stops the points cleanly and exits 130", "[sweep]
   CHECK(res["rows"][0]["status"] == "interrupted");
   CHECK(res["rows"][1]["status"] == "missing");
   CHECK(read_json(out + "/points/000/summary.json")["status"] == "interrupted");
-  CHECK_THAT(slurp(log + ".err"), Catch::Contains("rerun the same command to resume"));
+  CHECK_THAT(slurp(log + ".err"), Catch::Contains(sig == SIGINT ? std::string("rerun the same command to resume")
+                                                                : "rerun it with --out " + out + " to resume"));
+  fs::remove_all(base);
+  fs::remove(log + ".out");
+  fs::remove(log + ".err");
+}
+
+TEST_CASE("sweep local: one launcher per folder, and none while an earlier launcher's points still run",
+          "[sweep][cli][signals]") {
+  const std::string out = fresh_dir("sweep_lock");
+  const std::string log = fresh_dir("sweep_lock_log");
+  const std::vector<std::string> argv = {NNTRAIN_BINARY, "sweep", "--config", "configs/peaks.json", "--quiet",
+                                         "--out", out, "--grid", "seed=1,2", "train.epochs=2000000",
+                                         "train.log_every=10", "--threads", "1"};
+  const pid_t pid = spawn(argv, NNTRAIN_SOURCE_DIR, log + ".out", log + ".err");
+  REQUIRE(pid > 0);
+  REQUIRE(wait_until([&] { return fs::exists(out + "/points/000/config.resolved.json"); }, 60));
+  const std::string again = "sweep --config configs/peaks.json --quiet --out " + out +
+                            " --grid seed=1,2 train.epochs=2000000 train.log_every=10 --threads 1";
+  // (bounded: a second launcher that went ahead would run its points for minutes)
+  const auto second = run_nntrain(again, "timeout -s TERM 60");
+  CHECK(second.exit_code == 2);
+  CHECK_THAT(second.err, Catch::Contains("is in use") && Catch::Contains("sweep.lock"));
+  // The launcher dies without passing anything on (SIGKILL): its point runs on, and still
+  // holds the folder.
+  ::kill(pid, SIGKILL);
+  CHECK(wait_exit(pid, 30) == 256 + SIGKILL);
+  const json info = read_json(out + "/points/000/sweep-run.json");
+  const pid_t orphan = info["pid"].get<pid_t>();
+  REQUIRE(orphan > 0);
+  REQUIRE(::kill(orphan, 0) == 0);
+  const auto third = run_nntrain(again, "timeout -s TERM 60");
+  CHECK(third.exit_code == 2);
+  CHECK_THAT(third.err, Catch::Contains("is in use"));
+  ::kill(orphan, SIGKILL);
+  CHECK(wait_until([&] { return ::kill(orphan, 0) != 0; }, 30));
+  // Once it has gone the folder is free: the next launcher starts (the dry run shows which
+  // points it would run; the interrupted one has no result).
+  const auto dry = run_nntrain(again + " --dry-run");
+  CHECK(dry.exit_code == 0);
+  CHECK_THAT(dry.out, Catch::Contains("000 ") && Catch::Contains("001 "));
   fs::remove_all(out);
   fs::remove(log + ".out");
   fs::remove(log + ".err");
@@ -274,7 +324,57 @@ TEST_CASE("sweep slurm: the batch script, submission and a resubmission of the u
   const auto no_sbatch = run_nntrain(args, "PATH=/nonexistent");
   CHECK(no_sbatch.exit_code == 3);
   CHECK_THAT(no_sbatch.err, Catch::Contains("sbatch not found"));
-  CHECK(run_nntrain(args + " --slurm-arg=--array=1-3").exit_code == 2);
+  // ... and exit 3 leaves nothing behind (docs/EXIT_CODES.md).
+  const std::string out3 = fresh_dir("sweep_slurm_none");
+  const auto no_sbatch_new = run_nntrain(std::string("sweep ") + kBase + " " + kGrid + " --launcher slurm --out " + out3,
+                                         "PATH=/nonexistent");
+  CHECK(no_sbatch_new.exit_code == 3);
+  CHECK_FALSE(fs::exists(out3));
+  // sbatch takes any unambiguous start of a long option: --out is --output, --arr --array.
+  for (const char* banned : {"--array=1-3", "--arr=1-3", "--out=x.log", "--outp=x", "-ox.log", "-a1-3"}) {
+    INFO(banned);
+    CHECK(run_nntrain(args + " --slurm-arg=" + banned).exit_code == 2);
+  }
+  CHECK(run_nntrain(args + " --slurm-arg=--open-mode=append --dry-run").exit_code == 0);
   fs::remove_all(out);
   fs::remove_all(bin);
+}
+
+TEST_CASE("sweep slurm: names and folders an #SBATCH line cannot carry", "[sweep][slurm][errors]") {
+  // A config name with a space, '#' and a newline becomes a job name of safe characters (the
+  // newline would otherwise end the directives and start a shell line).
+  const std::string out = fresh_dir("sweep_slurm_name");
+  const auto dry = run_nntrain(std::string("sweep ") + kBase + " --grid seed=1,2 --launcher slurm --dry-run --out " +
+                               out + " 'name=peaks lr #1\ntouch /tmp/x\n#'");
+  CHECK(dry.exit_code == 0);
+  const std::string script = slurp(out + "/sweep.sbatch");
+  CHECK_THAT(script, Catch::Contains("#SBATCH --job-name=nntrain-sweep-peaks_lr__1_touch__tmp_x__\n"));
+  CHECK(script.find("\ntouch") == std::string::npos);
+  fs::remove_all(out);
+  // A sweep folder with a space, a '#' or a '%' in its path: exit 2, nothing written.
+  for (const char* bad : {"sweep dir", "sweep#1", "sweep%a"}) {
+    const std::string d = fresh_dir(bad);
+    const auto r = run_nntrain(std::string("sweep ") + kBase + " --grid seed=1,2 --launcher slurm --dry-run --out '" +
+                               d + "'");
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("#SBATCH"));
+    CHECK_FALSE(fs::exists(d));
+  }
+}
+
+TEST_CASE("sweep: a local launcher's points inside a Slurm allocation share its CPUs and are timed as concurrent",
+          "[sweep][slurm]") {
+  const std::string out = fresh_dir("sweep_in_alloc");
+  REQUIRE(run_nntrain(std::string("sweep ") + kBase + " --grid seed=1,2 --dry-run --out " + out).exit_code == 0);
+  // What the local launcher runs for --jobs 2 inside `salloc -c 4`.
+  const auto r = run_nntrain("sweep --run-point " + out + " 0 --jobs 2", "SLURM_JOB_ID=77 SLURM_CPUS_ON_NODE=4");
+  CHECK(r.exit_code == 0);
+  const json info = read_json(out + "/points/000/sweep-run.json");
+  CHECK(info["launcher"] == "local");
+  CHECK(info["threads"] == 2);
+  CHECK(info["slurm"]["job_id"] == "77");
+  CHECK(run_nntrain("sweep --collect " + out).exit_code == 5);  // (point 1 never ran)
+  CHECK(read_json(out + "/results.json")["rows"][0]["timing"] == "concurrent:2");
+  fs::remove_all(out);
 }
