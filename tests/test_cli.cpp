@@ -1,6 +1,7 @@
 // test_cli.cpp — the nntrain binary end to end: files, fields, flags, exit codes.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -87,6 +88,28 @@ TEST_CASE("epochs 0 with save-model saves the initial weights and init-model rep
   REQUIRE(r.exit_code == 0);
   CHECK(slurp(out2 + "/metrics.csv") == slurp(out3 + "/metrics.csv"));
   for (const auto& d : {out, out2, out3}) fs::remove_all(d);
+  fs::remove(model);
+}
+
+// model.init and model.output_activation from a config reach the saved model: the weights'
+// bound is the named scheme's (checked by its formula, not by calling init_params) and the
+// last layer's activation is the one asked for.
+TEST_CASE("model.init and model.output_activation reach the initial weights and model.json", "[cli][init]") {
+  const std::string out = fresh_dir("init_he");
+  const std::string model = out + "_model.json";
+  const auto r = run_nntrain("--config configs/peaks.json --epochs 0 --quiet --out " + out + " --save-model " + model +
+                             " model.init=he_uniform model.output_activation=sigmoid");
+  REQUIRE(r.exit_code == 0);
+  const json m = json::parse(slurp(model));
+  const json& first = m["layers"][0];  // 2 -> 20: he_uniform's bound sqrt(6/2) = 1.73, glorot's sqrt(6/22) = 0.52
+  double most = 0;
+  for (const auto& row : first["W"])
+    for (const auto& w : row) most = std::max(most, std::abs(w.get<double>()));
+  CHECK(most > std::sqrt(6.0 / 22.0));  // 40 draws all within 0.52 of 0 from U(-1.73, 1.73): p = 0.3^40
+  CHECK(most <= std::sqrt(3.0));
+  CHECK(m["layers"][0]["activation"] == "relu");
+  CHECK(m["layers"].back()["activation"] == "sigmoid");
+  fs::remove_all(out);
   fs::remove(model);
 }
 

@@ -4,6 +4,7 @@
 #include "config.hpp"
 #include "json_reader.hpp"
 #include "errors.hpp"
+#include "trainer.hpp"
 
 using namespace nntrain;
 using nlohmann::json;
@@ -111,4 +112,83 @@ TEST_CASE("edit distance", "[config]") {
   CHECK(edit_distance("lr", "lrr") == 1);
   CHECK(edit_distance("model", "modle") == 2);
   CHECK(edit_distance("", "abc") == 3);
+}
+
+// Every field with a value that is not its default, checked against hand-written values at
+// each step a setting takes: the file -> Config, Config -> config.resolved.json, Config ->
+// the backend's options. (A round trip through config_to_json alone cannot see a field that
+// is dropped or written under the wrong key: it reads back as its default both times.)
+TEST_CASE("every config field reaches the Config, the resolved JSON and the backend's options", "[config]") {
+  const char* text = R"({"name": "every", "seed": 77,
+    "data": {"generator": "peaks", "grid": [11, 13], "range": [-2.5, 4]},
+    "model": {"layers": [2, 9, 3, 1], "activation": "tanh", "output_activation": "sigmoid", "init": "he_uniform"},
+    "loss": "mse",
+    "optimizer": {"type": "sgd", "lr": 0.25, "beta1": 0.8, "beta2": 0.95, "eps": 0.001},
+    "train": {"epochs": 321, "batch_size": 64, "shuffle": false, "log_every": 7, "target_loss": 0.125},
+    "device": "both",
+    "timing": {"warmup_epochs": 3, "repeats": 4},
+    "cpu": {"backend": "reference", "threads": 3},
+    "gpu": {"path": "cublas", "chunk_epochs": 9},
+    "output": {"dir": "somewhere/else"}})";
+  const Config c = from(text);
+  CHECK(c.name == "every");
+  CHECK(c.seed == 77);
+  CHECK(c.data.generator == "peaks");
+  CHECK(c.data.grid_x1 == 11);
+  CHECK(c.data.grid_x2 == 13);
+  CHECK(c.data.range_lo == -2.5);
+  CHECK(c.data.range_hi == 4.0);
+  CHECK(c.model.layers == std::vector<int>{2, 9, 3, 1});
+  CHECK(c.model.activation == Activation::tanh);
+  CHECK(c.model.output_activation == Activation::sigmoid);
+  CHECK(c.model.init == Init::he_uniform);
+  CHECK(c.optimizer.type == "sgd");
+  CHECK(c.optimizer.lr == 0.25);
+  CHECK(c.optimizer.beta1 == 0.8);
+  CHECK(c.optimizer.beta2 == 0.95);
+  CHECK(c.optimizer.eps == 0.001);
+  CHECK(c.train.epochs == 321);
+  CHECK(c.train.batch_size == 64);
+  CHECK_FALSE(c.train.shuffle);
+  CHECK(c.train.log_every == 7);
+  REQUIRE(c.train.target_loss.has_value());
+  CHECK(*c.train.target_loss == 0.125);
+  CHECK(c.device == DeviceChoice::both);
+  CHECK(c.timing.warmup_epochs == 3);
+  CHECK(c.timing.repeats == 4);
+  CHECK(c.cpu.backend == CpuBackendKind::reference);
+  CHECK(c.cpu.threads == 3);
+  CHECK(c.gpu.path == GpuPath::cublas);
+  CHECK(c.gpu.chunk_epochs == 9);
+  CHECK(c.output_dir == "somewhere/else");
+
+  const json expected = json::parse(R"({"name": "every", "seed": 77,
+    "data": {"generator": "peaks", "grid": [11, 13], "range": [-2.5, 4.0]},
+    "model": {"layers": [2, 9, 3, 1], "activation": "tanh", "output_activation": "sigmoid", "init": "he_uniform"},
+    "loss": "mse",
+    "optimizer": {"type": "sgd", "lr": 0.25, "beta1": 0.8, "beta2": 0.95, "eps": 0.001},
+    "train": {"epochs": 321, "batch_size": 64, "shuffle": false, "log_every": 7, "target_loss": 0.125},
+    "device": "both",
+    "timing": {"warmup_epochs": 3, "repeats": 4},
+    "cpu": {"backend": "reference", "threads": 3},
+    "gpu": {"path": "cublas", "chunk_epochs": 9},
+    "output": {"dir": "somewhere/else"}})");
+  CHECK(config_to_json(c) == expected);
+
+  const BackendOptions cpu = backend_options(c, Device::cpu);
+  CHECK(cpu.spec.widths == std::vector<int>{2, 9, 3, 1});
+  CHECK(cpu.spec.hidden == Activation::tanh);
+  CHECK(cpu.spec.output == Activation::sigmoid);
+  CHECK(cpu.optimizer.type == "sgd");
+  CHECK(cpu.optimizer.lr == 0.25);
+  CHECK(cpu.optimizer.beta1 == 0.8);
+  CHECK(cpu.optimizer.beta2 == 0.95);
+  CHECK(cpu.optimizer.eps == 0.001);
+  CHECK(cpu.batch_size == 64);
+  CHECK_FALSE(cpu.shuffle);
+  CHECK(cpu.seed == 77);
+  CHECK(cpu.threads == 3);
+  CHECK(cpu.gpu_path == GpuPath::cublas);
+  CHECK(cpu.chunk_epochs == 7);  // the CPU reports every log_every epochs
+  CHECK(backend_options(c, Device::gpu).chunk_epochs == 9);
 }

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -351,4 +353,46 @@ TEST_CASE("fast backend reports what it runs and refuses an unknown instruction 
         "cpu-fast");
   CHECK(make_backend(backend_registry(), Device::cpu, CpuBackendKind::reference, data, options(spec, 0, 1))->name() ==
         "cpu-reference");
+}
+
+// The kernel sets the tests loop over (fast_cpu_isas) against the CPU's own flags in
+// /proc/cpuinfo: a set dropped from the list would go untested while everything passes.
+TEST_CASE("the fast backend offers every kernel set this CPU's flags allow", "[fast][isa]") {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(in, line))
+    if (line.rfind("flags", 0) == 0) {
+      flags = " " + line.substr(line.find(':') + 1) + " ";
+      break;
+    }
+  const auto isas = fast_cpu_isas();
+  const auto has = [&](const char* isa) { return std::find(isas.begin(), isas.end(), isa) != isas.end(); };
+  CHECK(has("generic"));
+#if defined(__x86_64__)
+  if (flags.empty()) {
+    WARN("no flags line in /proc/cpuinfo: the kernel sets are not checked against it");
+    return;
+  }
+  const auto flag = [&](const char* f) { return flags.find(std::string(" ") + f + " ") != std::string::npos; };
+  INFO("flags:" << flags);
+  CHECK(has("avx2") == (flag("avx2") && flag("fma")));
+  CHECK(has("avx512") == (flag("avx512f") && flag("avx2") && flag("fma")));
+#endif
+}
+
+// The BLAS cases above pass with or without OpenBLAS (a layer falls back to the SIMD
+// kernels when it cannot be loaded): here the backend must say it uses it where it loads,
+// and CI (CI set) must have it.
+TEST_CASE("wide layers go through OpenBLAS where it loads", "[fast][blas]") {
+  if (std::getenv("CI")) CHECK(fast_cpu_has_blas());
+  if (!fast_cpu_has_blas()) {
+    WARN("OpenBLAS cannot be loaded here: the BLAS layers ran on the SIMD kernels");
+    return;
+  }
+  ModelSpec spec;
+  spec.widths = {2, kFastBlasMinWidth, kFastBlasMinWidth, 1};
+  const Dataset data = random_dataset(300, 2, 1, 5);
+  const auto b = make_cpu_fast_backend(data, options(spec, 0, 1), FastCpuTuning{});
+  INFO(b->details());
+  CHECK_THAT(b->details(), Catch::Contains("OpenBLAS sgemm for layer(s) 2"));
 }

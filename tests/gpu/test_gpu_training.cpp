@@ -65,6 +65,7 @@ TEST_CASE("fused path: mini-batches with shuffle follow the CPU reference", "[gp
     auto o = fused_options();
     o.batch_size = batch;
     o.shuffle = true;
+    o.seed = batch == 100 ? 7 : 1;  // 7: a GPU backend that dropped the seed would shuffle another order
     check_gpu_follows_cpu(small_peaks(), o, 4, 1e-4);
   }
 }
