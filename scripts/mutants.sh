@@ -329,6 +329,53 @@ mutant mistyped-command app/main.cpp '[cli]' \
   'false) {' \
   'CLI: a mistyped command reported as a missing --config'
 
+# --- found by the audits of 2026-11-26 (sweep launchers, tests that could not see a bug) -----
+mutant sweep-no-lock app/cmd_sweep_local.cpp '[sweep]' \
+  'if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {' \
+  'if (false) {' \
+  'sweep: a second launcher runs points another launcher (or its orphans) still run'
+mutant sweep-sighup app/cmd_sweep_local.cpp '[sweep]' \
+  'for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {' \
+  'for (const int sig : {SIGINT, SIGTERM}) {' \
+  'sweep: a lost terminal (SIGHUP) kills the launcher and orphans its points'
+mutant sweep-job-name app/cmd_sweep_slurm.cpp '[slurm]' \
+  "s += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ? c : '_';" \
+  's += c;' \
+  'sweep: the config name goes into #SBATCH --job-name unescaped (a newline injects a line)'
+mutant sweep-slurm-dir app/cmd_sweep.cpp '[slurm]' \
+  'check_slurm_dir(fs::absolute(out).lexically_normal().string());' \
+  ';' \
+  'sweep: a folder with a space goes into #SBATCH --output and breaks submission'
+mutant sweep-alloc-threads app/cmd_sweep_local.cpp '[slurm]' \
+  'if (jobs > 1) return std::max(1, (cpus > 0 ? cpus : hardware_threads()) / jobs);' \
+  'if (jobs > 1 && cpus == 0) return std::max(1, hardware_threads() / jobs);' \
+  'sweep: --jobs N inside a Slurm allocation gives every point all its CPUs'
+mutant config-output-act core/config.cpp '[config],[init]' \
+  'c.output_activation = activation_at(m, "output_activation", c.output_activation);' \
+  '(void)activation_at(m, "output_activation", c.output_activation);' \
+  'config: model.output_activation is read and dropped'
+mutant config-beta2 core/config.cpp '[config]' \
+  'c.beta2 = o.number("beta2", c.beta2, 0.0, 0.999999999);' \
+  '(void)o.number("beta2", c.beta2, 0.0, 0.999999999);' \
+  'config: optimizer.beta2 is read and dropped'
+mutant options-shuffle core/trainer.cpp '[config]' \
+  'o.shuffle = cfg.train.shuffle;' \
+  'o.shuffle = true;' \
+  'train.shuffle=false never reaches the backends'
+mutant init-scheme app/preflight.cpp '[init]' \
+  'p.init = init_params(cfg.model_spec(), cfg.model.init, cfg.seed);' \
+  'p.init = init_params(cfg.model_spec(), Init::glorot_uniform, cfg.seed);' \
+  'model.init is ignored: every run starts from glorot_uniform'
+mutant isa-list-avx512 kernels/cpu/cpu_fast.cpp '[isa]' \
+  '    v.push_back("avx512");' \
+  '    (void)0;' \
+  'the AVX-512 kernels drop out of the list every fast test loops over'
+needs[isa-list-avx512]=avx512f
+mutant blas-not-loaded kernels/cpu/cpu_fast.cpp '[blas]' \
+  'blas_lib_ = load_openblas();' \
+  'blas_lib_ = nullptr;' \
+  'OpenBLAS never used: wide layers silently on the SIMD kernels'
+
 # ---------------------------------------------------------------------------------------------
 selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
 # How often mutant $1's pattern occurs in file $2.

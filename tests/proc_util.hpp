@@ -2,12 +2,16 @@
 // For the tests that interrupt or kill nntrain (and the atomic-write helper) mid-run.
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +64,28 @@ inline int wait_exit(pid_t pid, double timeout_s) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
+
+// SIGKILLs every process whose command line mentions `text` (a test's unique folder): a test that starts processes that may outlive it (a sweep's
+// points, orphaned when the bug under test kills their launcher) leaves none running.
+inline void kill_processes_mentioning(const std::string& text) {
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return;
+  while (const dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == long(::getpid())) continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(text) != std::string::npos) ::kill(pid_t(pid), SIGKILL);
+  }
+  ::closedir(proc);
+}
+
+// Calls kill_processes_mentioning(text) when it leaves scope, a failed REQUIRE included.
+struct KillOnExit {
+  std::string text;
+  ~KillOnExit() { kill_processes_mentioning(text); }
+};
 
 // Polls `pred` every 10 ms for up to `timeout_s`; true once it holds.
 template <class Pred>

@@ -221,6 +221,7 @@ TEST_CASE("sweep local: Ctrl-C stops the points cleanly and exits 130", "[sweep]
   const std::string base = fresh_dir("sweep_int");
   const std::string log = fresh_dir("sweep_int_log");
   const std::string out = sig == SIGINT ? base : base + "/sweeps/001";
+  const KillOnExit cleanup{base};  // (a launcher killed by the signal would leave its point running)
   std::vector<std::string> argv = {NNTRAIN_BINARY, "sweep", "--config", "configs/peaks.json", "--quiet",
                                    "--grid", "seed=1,2", "train.epochs=2000000", "train.log_every=10", "--threads", "1"};
   if (sig == SIGINT) {
@@ -252,6 +253,7 @@ TEST_CASE("sweep local: one launcher per folder, and none while an earlier launc
           "[sweep][cli][signals]") {
   const std::string out = fresh_dir("sweep_lock");
   const std::string log = fresh_dir("sweep_lock_log");
+  const KillOnExit cleanup{out};  // (the orphaned point, and any a second launcher started)
   const std::vector<std::string> argv = {NNTRAIN_BINARY, "sweep", "--config", "configs/peaks.json", "--quiet",
                                          "--out", out, "--grid", "seed=1,2", "train.epochs=2000000",
                                          "train.log_every=10", "--threads", "1"};
