@@ -8,13 +8,14 @@
 // table then marks those times as taken concurrently.
 //
 // Signals: each point runs in its own process group, so Ctrl-C at the terminal reaches the
-// launcher alone. The first SIGINT/SIGTERM makes it start no new point and send one SIGTERM
+// launcher alone. The first SIGINT/SIGTERM/SIGHUP makes it start no new point and send one SIGTERM
 // to each running point, which stops after its chunk in flight and writes its results marked
 // interrupted; the launcher waits for them, writes the table and exits 130. A second signal
 // SIGKILLs the points. A point treats every SIGTERM as "stop after this chunk" (a scheduler
 // that signals every process of a job, then the launcher, must not kill it by sending two);
-// whoever started it escalates with SIGKILL. A rerun of the same command skips the finished
-// points.
+// whoever started it escalates with SIGKILL. A rerun into the same folder (--out) skips the
+// finished points. One launcher at a time per folder: DIR/sweep.lock, an flock its points
+// inherit, so a launcher that was SIGKILLed still holds the folder while its points run.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <signal.h>
