@@ -176,7 +176,8 @@ void check_slurm_args(const SweepArgs& a) {
     if (s.size() < 2 || s[0] != '-' || s.find_first_of("\n\r") != std::string::npos)
       throw UsageError("--slurm-arg \"" + s + "\": expected one sbatch option, e.g. --slurm-arg=--partition=gpu");
     // sbatch takes any unambiguous start of a long option (--arr, --out), and -a/-o short.
-    const std::string name = s.rfind("--", 0) == 0 ? s.substr(2, s.find('=') == std::string::npos ? std::string::npos : s.find('=') - 2) : "";
+    const size_t eq = s.find('=');
+    const std::string name = s.rfind("--", 0) == 0 ? s.substr(2, eq == std::string::npos ? eq : eq - 2) : "";
     const bool long_banned = name.size() >= 2 && (std::string("array").rfind(name, 0) == 0 || std::string("output").rfind(name, 0) == 0);
     if (long_banned || (s.rfind("--", 0) != 0 && (s.rfind("-a", 0) == 0 || s.rfind("-o", 0) == 0)))
       throw UsageError("--slurm-arg " + s + ": nntrain sets the array and its output files itself (--jobs sets %M)");

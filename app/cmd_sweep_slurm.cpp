@@ -85,26 +85,17 @@ void require_sbatch() {
     throw DeviceUnavailable("--launcher slurm: sbatch not found on PATH (--dry-run writes the script without it)");
 }
 
-namespace {
-std::string printable(const std::string& s) {
-  std::string r;
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    r += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, c);
-  }
-  return r;
-}
-}  // namespace
-
 void check_slurm_dir(const std::string& dir) {
   for (const char c : dir) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f || c == ' ' || c == '#' || c == '"' || c == '\'' || c == '\\' || c == '%')
+    const bool control = u < 0x20 || u == 0x7f;
+    if (control || c == ' ' || c == '#' || c == '"' || c == '\'' || c == '\\' || c == '%')
       throw UsageError(fmt::format("--launcher slurm: the sweep folder {} has {} in its path, which an #SBATCH "
                                    "--output line cannot carry; use an --out without spaces, quotes, '#', '%' or '\\'",
-                                   printable(dir), u < 0x20 || u == 0x7f ? fmt::format("a control character (\\x{:02x})", u)
-                                                              : c == ' ' ? std::string("a space")
-                                                                         : fmt::format("'{}'", c)));
+                                   escape_control_bytes(dir),
+                                   control    ? "a control character (" + escape_control_bytes(std::string(1, c)) + ")"
+                                   : c == ' ' ? std::string("a space")
+                                              : fmt::format("'{}'", c)));
   }
 }
 

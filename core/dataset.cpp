@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -93,17 +92,7 @@ std::string shown(const std::string& s) {
   constexpr size_t kMax = 40;
   size_t cut = std::min(s.size(), kMax);
   while (cut > 0 && cut < s.size() && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  std::string out;
-  for (size_t i = 0; i < cut; ++i) {
-    const unsigned char ch = static_cast<unsigned char>(s[i]);
-    if (ch < 0x20 || ch == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", ch);
-      out += hex;
-    } else {
-      out += char(ch);
-    }
-  }
+  std::string out = escape_control_bytes(s.substr(0, cut));
   if (cut < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
   return out;
 }

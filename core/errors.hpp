@@ -16,6 +16,21 @@ enum ExitCode : int {
   kExitInterrupted = 130  // SIGINT/SIGTERM: stopped at a chunk boundary, partial results kept
 };
 
+// A string as an error message shows it: control bytes (NUL, ESC, newline, ...) as \xHH, so
+// the message stays one line that a terminal prints as it is.
+inline std::string escape_control_bytes(const std::string& s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f)
+      out += std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
+    else
+      out += c;
+  }
+  return out;
+}
+
 // Invalid config, command line or input data. The message names what and where.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;

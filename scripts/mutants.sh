@@ -312,9 +312,9 @@ mutant flag-unsigned-wrap app/cli_flags.cpp '[bad_input]' \
   'if (non_negative && negative) return' \
   'if (false && negative) return' \
   'CLI: --seed -1 wraps to 2^64 - 1 before the range check'
-mutant csv-control-bytes core/dataset.cpp '[bad_input]' \
-  'if (ch < 0x20 || ch == 0x7f) {' \
-  'if (ch < 0x01) {' \
+mutant csv-control-bytes core/errors.hpp '[bad_input]' \
+  'if (u < 0x20 || u == 0x7f)' \
+  'if (u < 0x01)' \
   'CSV errors: control bytes (ESC) echoed raw to the terminal'
 mutant csv-float-range core/dataset.cpp '[bad_input]' \
   'if (std::fabs(v) >= 0x1.ffffffp127) fail(' \

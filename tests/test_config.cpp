@@ -162,18 +162,8 @@ TEST_CASE("every config field reaches the Config, the resolved JSON and the back
   CHECK(c.gpu.chunk_epochs == 9);
   CHECK(c.output_dir == "somewhere/else");
 
-  const json expected = json::parse(R"({"name": "every", "seed": 77,
-    "data": {"generator": "peaks", "grid": [11, 13], "range": [-2.5, 4.0]},
-    "model": {"layers": [2, 9, 3, 1], "activation": "tanh", "output_activation": "sigmoid", "init": "he_uniform"},
-    "loss": "mse",
-    "optimizer": {"type": "sgd", "lr": 0.25, "beta1": 0.8, "beta2": 0.95, "eps": 0.001},
-    "train": {"epochs": 321, "batch_size": 64, "shuffle": false, "log_every": 7, "target_loss": 0.125},
-    "device": "both",
-    "timing": {"warmup_epochs": 3, "repeats": 4},
-    "cpu": {"backend": "reference", "threads": 3},
-    "gpu": {"path": "cublas", "chunk_epochs": 9},
-    "output": {"dir": "somewhere/else"}})");
-  CHECK(config_to_json(c) == expected);
+  // Every key of the resolved JSON, hand-written: the input itself (4 and 4.0 compare equal).
+  CHECK(config_to_json(c) == json::parse(text));
 
   const BackendOptions cpu = backend_options(c, Device::cpu);
   CHECK(cpu.spec.widths == std::vector<int>{2, 9, 3, 1});

@@ -28,6 +28,18 @@ const char* kGrid = "--grid optimizer.lr=0.01,0.1,100000 --grid 'model.layers=[2
 
 json read_json(const std::string& f) { return json::parse(slurp(f)); }
 
+// Two points that would each run for minutes, one at a time: for the tests that stop a sweep.
+const std::vector<std::string> kLongSweep = {"--config", "configs/peaks.json", "--quiet", "--grid", "seed=1,2",
+                                             "train.epochs=2000000", "train.log_every=10", "--threads", "1"};
+
+// `nntrain sweep`, kLongSweep and `extra`, as an argv for spawn().
+std::vector<std::string> long_sweep_argv(const std::vector<std::string>& extra) {
+  std::vector<std::string> v = {NNTRAIN_BINARY, "sweep"};
+  v.insert(v.end(), kLongSweep.begin(), kLongSweep.end());
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("sweep grid: the Cartesian product, first axis slowest", "[sweep]") {
@@ -222,15 +234,9 @@ TEST_CASE("sweep local: Ctrl-C stops the points cleanly and exits 130", "[sweep]
   const std::string log = fresh_dir("sweep_int_log");
   const std::string out = sig == SIGINT ? base : base + "/sweeps/001";
   const KillOnExit cleanup{base};  // (a launcher killed by the signal would leave its point running)
-  std::vector<std::string> argv = {NNTRAIN_BINARY, "sweep", "--config", "configs/peaks.json", "--quiet",
-                                   "--grid", "seed=1,2", "train.epochs=2000000", "train.log_every=10", "--threads", "1"};
-  if (sig == SIGINT) {
-    argv.insert(argv.end(), {"--out", out});
-  } else {
-    fs::create_directories(base);
-    argv.push_back("output.dir=" + base);
-  }
-  // Two long points (each would take minutes), one at a time.
+  if (sig == SIGHUP) fs::create_directories(base);
+  const auto argv = long_sweep_argv(sig == SIGINT ? std::vector<std::string>{"--out", out}
+                                                  : std::vector<std::string>{"output.dir=" + base});
   const pid_t pid = spawn(argv, NNTRAIN_SOURCE_DIR, log + ".out", log + ".err");
   REQUIRE(pid > 0);
   REQUIRE(wait_until([&] { return fs::exists(out + "/points/000/config.resolved.json"); }, 60));
@@ -254,14 +260,11 @@ TEST_CASE("sweep local: one launcher per folder, and none while an earlier launc
   const std::string out = fresh_dir("sweep_lock");
   const std::string log = fresh_dir("sweep_lock_log");
   const KillOnExit cleanup{out};  // (the orphaned point, and any a second launcher started)
-  const std::vector<std::string> argv = {NNTRAIN_BINARY, "sweep", "--config", "configs/peaks.json", "--quiet",
-                                         "--out", out, "--grid", "seed=1,2", "train.epochs=2000000",
-                                         "train.log_every=10", "--threads", "1"};
-  const pid_t pid = spawn(argv, NNTRAIN_SOURCE_DIR, log + ".out", log + ".err");
+  const pid_t pid = spawn(long_sweep_argv({"--out", out}), NNTRAIN_SOURCE_DIR, log + ".out", log + ".err");
   REQUIRE(pid > 0);
   REQUIRE(wait_until([&] { return fs::exists(out + "/points/000/config.resolved.json"); }, 60));
-  const std::string again = "sweep --config configs/peaks.json --quiet --out " + out +
-                            " --grid seed=1,2 train.epochs=2000000 train.log_every=10 --threads 1";
+  std::string again = "sweep --out " + out;  // the same sweep, through the shell
+  for (const auto& arg : kLongSweep) again += " " + arg;
   // (bounded: a second launcher that went ahead would run its points for minutes)
   const auto second = run_nntrain(again, "timeout -s TERM 60");
   CHECK(second.exit_code == 2);
