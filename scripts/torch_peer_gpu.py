@@ -11,6 +11,12 @@ the median of --reps:
             CUDA graph (Adam capturable=True) and replayed once per epoch.
 
   python3 scripts/torch_peer_gpu.py [--epochs 2000] [--reps 3] [--init-model model.json] [--json F]
+  python3 scripts/torch_peer_gpu.py --wide [--epochs 5] [--json F]
+
+--wide: the wide network of configs/wide.json instead (2->256->256->256->1, ReLU, 1000x1000 = 1M
+peaks samples, shuffled mini-batches of 65536, Adam lr 0.001), eager only (the last batch of an
+epoch is ragged, so one captured step cannot replay it); the batches are gathered on the device
+from a fresh permutation each epoch, as nntrain gathers its shuffled rows.
 
 --init-model starts from nntrain's weights (model.json; W is out x in like Linear.weight),
 so the loss curves can be compared with nntrain's metrics.csv.
@@ -124,6 +130,29 @@ def time_graphed(model, init_state, x, y, epochs, warmup, lr):
     return start.elapsed_time(stop) / 1e3, losses[:epochs].cpu()
 
 
+def time_wide(model, init_state, x, y, epochs, warmup, lr, batch):
+    def run(n):
+        model.load_state_dict(init_state)
+        opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.999), eps=1e-8)
+        losses = torch.zeros(n, device=x.device)
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for e in range(n):
+            perm = torch.randperm(x.shape[0], device=x.device)
+            for b0 in range(0, x.shape[0], batch):
+                idx = perm[b0:b0 + batch]
+                opt.zero_grad(set_to_none=True)
+                loss = torch.nn.functional.mse_loss(model(x.index_select(0, idx)), y.index_select(0, idx))
+                loss.backward()
+                opt.step()
+                losses[e] += loss.detach() * idx.numel() / x.shape[0]
+        stop.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(stop) / 1e3, losses.cpu()
+    run(warmup)
+    return run(epochs)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=2000)
@@ -132,6 +161,7 @@ def main():
     ap.add_argument("--grid", type=int, default=200)
     ap.add_argument("--lr", type=float, default=0.08)
     ap.add_argument("--init-model")
+    ap.add_argument("--wide", action="store_true", help="the wide network of configs/wide.json (see above)")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
     if not torch.cuda.is_available():
@@ -140,13 +170,19 @@ def main():
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False  # fp32, as nntrain
     torch.backends.cudnn.allow_tf32 = False
+    if a.wide:
+        a.grid, a.lr = 1000, 0.001
     x, y = peaks_data(a.grid, -3.0, 3.0, dev)
-    model = make_model([2, 20, 5, 1], dev, a.init_model)
+    model = make_model([2, 256, 256, 256, 1] if a.wide else [2, 20, 5, 1], dev, a.init_model)
     init_state = {k: v.clone() for k, v in model.state_dict().items()}
 
     res = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "epochs": a.epochs,
-           "samples": x.shape[0]}
-    for name, fn in (("eager", time_eager), ("graphed", time_graphed)):
+           "samples": x.shape[0], "layers": "2-256-256-256-1" if a.wide else "2-20-5-1"}
+    variants = (("eager", time_eager), ("graphed", time_graphed))
+    if a.wide:
+        variants = (("eager", lambda *args: time_wide(*args, batch=65536)),)
+        res["batch_size"] = 65536
+    for name, fn in variants:
         times, losses = [], None
         for _ in range(a.reps):
             t, losses = fn(model, init_state, x, y, a.epochs, a.warmup, a.lr)
@@ -155,7 +191,7 @@ def main():
         res[f"{name}_seconds_all"] = times
         res[f"{name}_first_losses"] = [float(v) for v in losses[:20]]
         res[f"{name}_final_loss"] = float(losses[-1])
-        print(f"torch {name:<8} {res[f'{name}_seconds']:.5f} s for {a.epochs} epochs "
+        print(f"torch {res['layers']} {name:<8} {res[f'{name}_seconds']:.5f} s for {a.epochs} epochs "
               f"({1e6 * res[f'{name}_seconds'] / a.epochs:.1f} us/epoch), final loss {res[f'{name}_final_loss']:.6g}")
     if a.json:
         with open(a.json, "w") as f:
