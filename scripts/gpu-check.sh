@@ -49,12 +49,13 @@ step() {  # step NAME LOGFILE CMD... : runs CMD under the budget, logs it, recor
   return $rc
 }
 finish() {
-  cp "$OUTDIR"/table.txt "$OUTDIR"/*.md "$OUTDIR"/*.json "$FINAL"/ 2>/dev/null
+  printf '%s\n' "${ROWS[@]}" >"$OUTDIR/rows.txt"
+  cp "$OUTDIR"/table.txt "$OUTDIR"/crossover.md "$OUTDIR"/crossover.json "$FINAL"/ 2>/dev/null
   tar -C "$OUTDIR" -czf "$FINAL/gpu-check.tgz" . 2>/dev/null
   echo
   echo "nntrain gpu-check $(git rev-parse --short HEAD 2>/dev/null || echo "?"), $(date -u '+%Y-%m-%d %H:%M UTC'), $((SECONDS - T0)) s"
   grep -E "^(gpu|driver|runtime|cublas|archs|cpu) " "$OUTDIR/info.txt" 2>/dev/null
-  printf '%s\n' "${ROWS[@]}"
+  cat "$OUTDIR/rows.txt"
   echo
   cat "$OUTDIR/table.txt" 2>/dev/null
   exit $FAILED
