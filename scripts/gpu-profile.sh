@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# gpu-profile.sh — the second device check, after scripts/gpu-check.sh has passed: where the
+# fused step's time goes, and how the CPU next to the GPU scales. Prebuilt binaries only
+# (scripts/gpu-pack.sh here; carry .devrun):   NNTRAIN_PREBUILT=.devrun scripts/gpu-profile.sh
+#
+#   1. GPU time per epoch against the data size (fused path; bench, 3 repeats per point):
+#      the per-epoch fixed cost (launch gap, last-block tail, one block's chain) and the cost
+#      per block;
+#   2. Nsight Compute on one fused v2 step at 100, 2,500 and 40,000 samples, at the card's own
+#      clocks (--clock-control none): kernel duration (so the gap between kernels is the epoch
+#      time minus it), occupancy, issue activity, warp stall reasons, the top stall sites;
+#   3. mini-batch curves against the CPU reference at lr 0.01 (at lr 0.08, 40 steps an epoch
+#      amplify rounding into different curves within a few epochs on every backend, the fast
+#      CPU one included);
+#   4. the fast CPU backend on the machine's cores: threads 1..all on the full batch
+#      (40,000 and 250,000 samples), and scripts/bench_cpu.sh --minibatch-only.
+# The logs are packed into $OUT/gpu-profile.tgz; the summary is printed last. BUDGET seconds
+# (default 300) bound the whole, as in gpu-check.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+FINAL=${OUT:-$PWD/gpu-profile-out}
+mkdir -p "$FINAL"
+W=$(mktemp -d /tmp/gpu-profile.XXXXXX)
+BUDGET=${BUDGET:-300}
+T0=$SECONDS
+PRE=$(cd "${NNTRAIN_PREBUILT:?set NNTRAIN_PREBUILT to the folder scripts/gpu-pack.sh filled}" && pwd)
+NN=$PRE/nntrain
+LIBS=$PRE/lib
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do [ -d "$d" ] && LIBS=$LIBS:$d; done
+export LD_LIBRARY_PATH="$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="/usr/local/cuda/bin:$PATH"
+declare -a ROWS=()
+row() { ROWS+=("$(printf '%-44s %s' "$1" "$2")"); }
+step() {  # step NAME LOG CAP CMD...
+  local name=$1 log=$2 cap=$3; shift 3
+  local l=$((BUDGET - (SECONDS - T0)))
+  ((l < 10)) && { row "$name" "NOT RUN (budget)"; return 125; }
+  ((cap > l)) && cap=$l
+  echo "== $name ($((SECONDS - T0)) s)" >&2
+  local t=$SECONDS
+  timeout -k 5 "$cap" "$@" >"$W/$log" 2>&1
+  local rc=$?
+  row "$name" "$([ $rc = 0 ] && echo ok || echo "rc $rc") ($((SECONDS - t)) s, $log)"
+  return $rc
+}
+echo "load $(cat /proc/loadavg)" >"$W/load_start.txt"
+
+# 1. GPU time per epoch against the data size.
+step "gpu: epoch time vs size (fused)" gpu_sizes.log 60 "$NN" bench --config configs/peaks.json --devices gpu \
+  --gpu-path fused --reps 3 --sweep data.grid=10,20,30,50,70,100,140,200,300,500 \
+  --export-markdown "$W/gpu_sizes.md" --export-json "$W/gpu_sizes.json" train.epochs=2000
+
+# 2. Nsight Compute.
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+for grid in 10 50 200; do
+  [ -n "$NCU" ] || { row "ncu" "not found"; break; }
+  step "ncu: fused v2 step, grid $grid" "ncu_$grid.csv" 90 "$NCU" --clock-control none \
+    --kernel-name regex:fused_v2 --launch-skip 30 --launch-count 1 \
+    --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
+    --section SchedulerStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --section InstructionStats --section SourceCounters --csv --page details \
+    "$NN" --config configs/peaks.json --device gpu --gpu-path fused --epochs 40 --quiet \
+    --out "$W/ncu_run_$grid" data.grid=$grid timing.warmup_epochs=0 train.log_every=40
+done
+
+# 3. Mini-batch curves at a learning rate where 800 steps stay comparable.
+for path in fused cublas; do
+  step "curve vs cpu reference: $path, batch 1000, lr 0.01" "curve_mb_$path.log" 30 "$NN" --config configs/peaks.json \
+    --device both --backend reference --gpu-path $path --epochs 20 --batch-size 1000 --quiet \
+    --out "$W/curve_mb_$path" train.log_every=1 optimizer.lr=0.01
+  awk -F, 'NR > 1 { if ($1 == "cpu") c[$2] = $3; else g[$2] = $3 }
+    END { m = 0; for (e in c) if (e in g) { d = (c[e] - g[e]) / c[e]; if (d < 0) d = -d; if (d > m) { m = d; at = e } }
+          printf "max rel diff %.3g at epoch %s\n", m, at }' "$W/curve_mb_$path/metrics.csv" >"$W/curve_mb_$path.diff" 2>&1
+  row "  $path mini-batch curve, 20 epochs" "$(cat "$W/curve_mb_$path.diff")"
+done
+
+# 4. The CPU next to the GPU.
+N=$(nproc)
+TH=1; t=2; while ((t < N)); do TH=$TH,$t; t=$((t * 2)); done; TH=$TH,$N
+for grid in 200 500; do
+  step "cpu: threads $TH, grid $grid" "cpu_threads_$grid.log" 90 "$NN" bench --config configs/peaks.json \
+    --devices cpu --reps 3 --sweep cpu.threads=$TH --export-markdown "$W/cpu_threads_$grid.md" \
+    data.grid=$grid train.epochs=2000
+done
+if command -v cc >/dev/null; then
+  NNTRAIN=$NN step "cpu: bench_cpu.sh --minibatch-only" bench_cpu_mb.log 120 scripts/bench_cpu.sh --minibatch-only \
+    --epochs-mb 300 --reps 3
+else row "cpu: bench_cpu.sh --minibatch-only" "NOT RUN (no C compiler for the FMA loop)"; fi
+
+echo "load $(cat /proc/loadavg)" >"$W/load_end.txt"
+printf '%s\n' "${ROWS[@]}" >"$W/rows.txt"
+tar -C "$W" -czf "$FINAL/gpu-profile.tgz" .
+echo
+echo "nntrain gpu-profile $(git rev-parse --short HEAD 2>/dev/null), $(date -u '+%Y-%m-%d %H:%M UTC'), $((SECONDS - T0)) s; $(cat "$W/load_start.txt") at the start"
+cat "$W/rows.txt"
+for f in gpu_sizes.md cpu_threads_200.md cpu_threads_500.md; do
+  [ -f "$W/$f" ] && { echo; grep -E "^\|" "$W/$f" | head -14; }
+done
+for grid in 10 50 200; do
+  [ -f "$W/ncu_$grid.csv" ] || continue
+  echo; echo "ncu grid $grid:"
+  grep -E '"(Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Issue Slots Busy|Issued Warp Per Scheduler|No Eligible|Warp Cycles Per Issued Instruction|Compute \(SM\) Throughput|Memory Throughput|Executed Ipc Active|Block Limit Registers|Block Limit Shared Mem|Waves Per SM|SM Frequency|Elapsed Cycles)"' \
+    "$W/ncu_$grid.csv" | awk -F'","' '{printf "  %-40s %s %s\n", $(NF-2), $NF, $(NF-1)}' | tr -d '"' | head -20
+done
+echo; grep -E "^(\||FMA|###|A 256)" "$W/bench_cpu_mb.log" 2>/dev/null | head -40
+exit 0
