@@ -3,8 +3,9 @@
 # fused step's time goes, and how the CPU next to the GPU scales. Prebuilt binaries only
 # (scripts/gpu-pack.sh here; carry .devrun):   NNTRAIN_PREBUILT=.devrun scripts/gpu-profile.sh
 #
-#   1. GPU time per epoch against the data size (fused path; bench, 3 repeats per point):
-#      the per-epoch fixed cost (launch gap, last-block tail, one block's chain) and the cost
+#   1. GPU time per epoch against the data size (fused path; bench, 3 repeats per point),
+#      with and without programmatic dependent launch, twice each, alternating: the
+#      per-epoch fixed cost (launch gap, last-block tail, one block's chain) and the cost
 #      per block;
 #   2. Nsight Compute on one fused v2 step at 100, 2,500 and 40,000 samples, at the card's own
 #      clocks (--clock-control none): kernel duration (so the gap between kernels is the epoch
@@ -13,7 +14,8 @@
 #      amplify rounding into different curves within a few epochs on every backend, the fast
 #      CPU one included);
 #   4. the fast CPU backend on the machine's cores: threads 1..all on the full batch
-#      (40,000 and 250,000 samples), and scripts/bench_cpu.sh --minibatch-only.
+#      (40,000 and 250,000 samples), and scripts/bench_cpu.sh --minibatch-only
+#      (PROFILE_CPU=0: not this part).
 # The logs are packed into $OUT/gpu-profile.tgz; the summary is printed last. BUDGET seconds
 # (default 300) bound the whole, as in gpu-check.sh.
 set -uo pipefail
@@ -45,10 +47,45 @@ step() {  # step NAME LOG CAP CMD...
 }
 echo "load $(cat /proc/loadavg)" >"$W/load_start.txt"
 
-# 1. GPU time per epoch against the data size.
-step "gpu: epoch time vs size (fused)" gpu_sizes.log 60 "$NN" bench --config configs/peaks.json --devices gpu \
-  --gpu-path fused --reps 3 --sweep data.grid=10,20,30,50,70,100,140,200,300,500 \
-  --export-markdown "$W/gpu_sizes.md" --export-json "$W/gpu_sizes.json" train.epochs=2000
+# 0. The floor under any one-kernel-per-step design: a graph of 1,000 trivial kernels (one
+#    thread adding 1 to one float; PyTorch), replayed 20 times: time per kernel node.
+step "gpu: launch gap of a graph node (torch)" launch_gap.log 60 python3 - <<'PY'
+import torch
+x = torch.zeros(1, device="cuda")
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):
+    for _ in range(3):
+        x.add_(1)
+torch.cuda.current_stream().wait_stream(s)
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    for _ in range(1000):
+        x.add_(1)
+for _ in range(3):
+    g.replay()
+torch.cuda.synchronize()
+res = []
+for _ in range(5):
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    for _ in range(20):
+        g.replay()
+    b.record()
+    torch.cuda.synchronize()
+    res.append(a.elapsed_time(b) * 1e3 / 20000)
+print("us per kernel node, 5 runs of 20 replays of 1000 nodes:", " ".join(f"{r:.3f}" for r in res))
+PY
+row "  launch gap" "$(tail -1 "$W/launch_gap.log")"
+
+# 1. GPU time per epoch against the data size, with programmatic dependent launch (the
+#    default on compute capability 9.0+) and without, alternating.
+for pdl in 1 0 1 0; do
+  NNTRAIN_GPU_PDL=$pdl step "gpu: epoch time vs size (fused, PDL $pdl)" "gpu_sizes_pdl$pdl.log" 60 "$NN" bench \
+    --config configs/peaks.json --devices gpu --gpu-path fused --reps 3 \
+    --sweep data.grid=10,20,30,50,70,100,140,200,300,500,1000 \
+    --export-markdown "$W/gpu_sizes_pdl$pdl.md" --export-json "$W/gpu_sizes_pdl$pdl.json" train.epochs=2000
+done
 
 # 2. Nsight Compute.
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
@@ -74,18 +111,20 @@ for path in fused cublas; do
   row "  $path mini-batch curve, 20 epochs" "$(cat "$W/curve_mb_$path.diff")"
 done
 
-# 4. The CPU next to the GPU.
-N=$(nproc)
-TH=1; t=2; while ((t < N)); do TH=$TH,$t; t=$((t * 2)); done; TH=$TH,$N
-for grid in 200 500; do
-  step "cpu: threads $TH, grid $grid" "cpu_threads_$grid.log" 90 "$NN" bench --config configs/peaks.json \
-    --devices cpu --reps 3 --sweep cpu.threads=$TH --export-markdown "$W/cpu_threads_$grid.md" \
-    data.grid=$grid train.epochs=2000
-done
-if command -v cc >/dev/null; then
-  NNTRAIN=$NN step "cpu: bench_cpu.sh --minibatch-only" bench_cpu_mb.log 120 scripts/bench_cpu.sh --minibatch-only \
-    --epochs-mb 300 --reps 3
-else row "cpu: bench_cpu.sh --minibatch-only" "NOT RUN (no C compiler for the FMA loop)"; fi
+# 4. The CPU next to the GPU (PROFILE_CPU=0 skips it).
+if [ "${PROFILE_CPU:-1}" != 0 ]; then
+  N=$(nproc)
+  TH=1; t=2; while ((t < N)); do TH=$TH,$t; t=$((t * 2)); done; TH=$TH,$N
+  for grid in 200 500; do
+    step "cpu: threads $TH, grid $grid" "cpu_threads_$grid.log" 90 "$NN" bench --config configs/peaks.json \
+      --devices cpu --reps 3 --sweep cpu.threads=$TH --export-markdown "$W/cpu_threads_$grid.md" \
+      data.grid=$grid train.epochs=2000
+  done
+  if command -v cc >/dev/null; then
+    NNTRAIN=$NN step "cpu: bench_cpu.sh --minibatch-only" bench_cpu_mb.log 120 scripts/bench_cpu.sh --minibatch-only \
+      --epochs-mb 300 --reps 3
+  else row "cpu: bench_cpu.sh --minibatch-only" "NOT RUN (no C compiler for the FMA loop)"; fi
+fi
 
 echo "load $(cat /proc/loadavg)" >"$W/load_end.txt"
 printf '%s\n' "${ROWS[@]}" >"$W/rows.txt"
@@ -93,7 +132,7 @@ tar -C "$W" -czf "$FINAL/gpu-profile.tgz" .
 echo
 echo "nntrain gpu-profile $(git rev-parse --short HEAD 2>/dev/null), $(date -u '+%Y-%m-%d %H:%M UTC'), $((SECONDS - T0)) s; $(cat "$W/load_start.txt") at the start"
 cat "$W/rows.txt"
-for f in gpu_sizes.md cpu_threads_200.md cpu_threads_500.md; do
+for f in gpu_sizes_pdl1.md gpu_sizes_pdl0.md cpu_threads_200.md cpu_threads_500.md; do
   [ -f "$W/$f" ] && { echo; grep -E "^\|" "$W/$f" | head -14; }
 done
 for grid in 10 50 200; do

@@ -23,6 +23,23 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int kMaxWarps = kV2Tile * kV2MaxThreadsPerSample / 32;
 constexpr int kSmallSharedLimit = 48 * 1024;
 
+// Programmatic dependent launch (Hopper and later; no-ops where the kernel was launched
+// without the attribute, and compiled out below sm_90, e.g. the simulator's sm_75 build).
+// launch_dependents lets the next step's grid be scheduled once every block of this one has
+// issued it; wait blocks until the previous step's grid has completed and its writes are
+// visible. Before the wait a step may only read what no step writes (x, y) and its own
+// shared memory.
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ double warp_sum_double(double x) {
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(kFull, x, off);
@@ -281,6 +298,37 @@ __global__ void __launch_bounds__(kV2Tile * T, v2_min_blocks(K, T)) fused_v2_ker
   const int part = tid % T, smp = v2_column<T>(tid);  // this thread's part of its sample, and the sample
   const int n_in = sh.width(0), n_out = sh.width(L);
 
+  // The next step may be scheduled now: it waits (pdl_wait) for this one to finish before it
+  // touches anything this one writes.
+  pdl_launch_dependents();
+  if (tid < S) sa[net.rows * SP + tid] = 1.0f;  // the row of ones: a bias gradient is delta · 1
+
+  const int base = blockIdx.x * S;
+  const bool live = base + smp < d.count;
+  // A shuffled batch's rows depend on the epoch, which the previous step's tail advances.
+  unsigned long long epoch = 0;
+  if (d.shuffle) {
+    pdl_wait();
+    epoch = state->epoch;
+  }
+  size_t row = 0;
+  if (live) row = batch_row(d, epoch, uint32_t(d.batch_offset + base + smp));
+  const float y0 = live ? y[row * n_out] : 0.0f;  // the first target, loaded early
+  // Register arrays: zeroed once; every loop below stops at the layer's width (an unrolled
+  // loop with a uniform break), so a narrow layer in a wide bucket costs its own width. Past
+  // a width, only the float4 padding of a (up to a multiple of 4) must be zero.
+  float a[K], al[K], dl[K];
+#pragma unroll
+  for (int i = 0; i < K; ++i) a[i] = al[i] = dl[i] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    if (i >= n_in) break;
+    a[i] = live ? x[row * n_in + i] : 0.0f;
+    if (i % T == part) sa[i * SP + smp] = a[i];
+  }
+  // Everything below reads what the previous step wrote (weights, Adam state, tickets) or
+  // writes what it reads (the partials).
+  pdl_wait();
   // Weights into shared memory, rows padded with zeros: kLoadRound loads per thread in
   // flight at a time (a loop of one load each would wait for every one in turn).
   // The exact shape with T > 1 never reads the padding (its forward skips the padded inputs,
@@ -305,28 +353,9 @@ __global__ void __launch_bounds__(kV2Tile * T, v2_min_blocks(K, T)) fused_v2_ker
         if (k0 + r * NT < sparams) sw[k0 + r * NT] = t[r];
     }
   }
-  if (tid < S) sa[net.rows * SP + tid] = 1.0f;  // the row of ones: a bias gradient is delta · 1
-
   // The next Adam scalars (double math, slow) now, off the serial tail; only the last block
   // uses them (state->adam changes only at the very end of the step).
   if (tid == 0) s_adam = adam_next_step(state->adam, h);
-  const int base = blockIdx.x * S;
-  const bool live = base + smp < d.count;
-  size_t row = 0;
-  if (live) row = batch_row(d, state->epoch, uint32_t(d.batch_offset + base + smp));
-  const float y0 = live ? y[row * n_out] : 0.0f;  // the first target, loaded early
-  // Register arrays: zeroed once; every loop below stops at the layer's width (an unrolled
-  // loop with a uniform break), so a narrow layer in a wide bucket costs its own width. Past
-  // a width, only the float4 padding of a (up to a multiple of 4) must be zero.
-  float a[K], al[K], dl[K];
-#pragma unroll
-  for (int i = 0; i < K; ++i) a[i] = al[i] = dl[i] = 0.0f;
-#pragma unroll
-  for (int i = 0; i < K; ++i) {
-    if (i >= n_in) break;
-    a[i] = live ? x[row * n_in + i] : 0.0f;
-    if (i % T == part) sa[i * SP + smp] = a[i];
-  }
   __syncthreads();
 
   // Forward: a ← f(W a + b), layer by layer. The input vector is in registers; each output
@@ -587,8 +616,23 @@ void launch_k(const FusedV2Plan& plan, const float* x, const float* y, float* w,
   const int n_out = plan.net.widths[plan.net.layers];
   const float two_over_count = 2.0f / (float(d.count) * float(n_out));  // as the CPU reference
   const double inv_terms = 1.0 / (double(d.count) * double(n_out));
-  fused_v2_kernel<K, T, Shape><<<fused_v2_blocks(d.count), kV2Tile * T, plan.smem_bytes, s>>>(
-      x, y, w, m, v, grad, state, d, h, sgd ? 1 : 0, plan.net, two_over_count, inv_terms, sc, losses);
+  if (!plan.pdl) {
+    fused_v2_kernel<K, T, Shape><<<fused_v2_blocks(d.count), kV2Tile * T, plan.smem_bytes, s>>>(
+        x, y, w, m, v, grad, state, d, h, sgd ? 1 : 0, plan.net, two_over_count, inv_terms, sc, losses);
+  } else {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(unsigned(fused_v2_blocks(d.count)));
+    cfg.blockDim = dim3(unsigned(kV2Tile * T));
+    cfg.dynamicSmemBytes = plan.smem_bytes;
+    cfg.stream = s;
+    cudaLaunchAttribute attr[1] = {};
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused_v2_kernel<K, T, Shape>, x, y, w, m, v, grad, state, d, h, sgd ? 1 : 0,
+                                  plan.net, two_over_count, inv_terms, sc, losses));
+  }
   CUDA_CHECK_LAUNCH();
 }
 

@@ -71,6 +71,9 @@ struct FusedV2Plan {
   bool exact = false;  // the net is kV2ExactShape: the kernel compiled for exactly these widths
   int threads_per_sample = 1;  // T: 4 (or 2) for the exact shape, 1 for the buckets
   size_t smem_bytes = 0;
+  // Launch with programmatic dependent launch (compute capability >= 9.0; the caller
+  // decides): the next step's blocks start while this one's tail runs (fused_v2.cu).
+  bool pdl = false;
 };
 
 // Scratch in device memory, sized by fused_v2_scratch_sizes for the largest batch.

@@ -56,12 +56,27 @@ int exact_threads_from_env() {
   throw UsageError("NNTRAIN_FUSED_V2_THREADS: expected 2 or 4, got '" + v + "'");
 }
 
+// NNTRAIN_GPU_PDL=0 turns programmatic dependent launch off (default on where the device has
+// it, compute capability 9.0 and later): a diagnostic, for timing the two side by side.
+bool pdl_from_env() {
+  const char* e = std::getenv("NNTRAIN_GPU_PDL");
+  if (e == nullptr || *e == '\0') return true;
+  const std::string v = e;
+  if (v == "0" || v == "1") return v == "1";
+  throw UsageError("NNTRAIN_GPU_PDL: expected 0 or 1, got '" + v + "'");
+}
+
 FusedV2Plan plan_fused_v2_for(const ModelSpec& spec) {
-  int optin = 0;
+  int optin = 0, cc_major = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0));
   std::vector<Activation> acts;
   for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
-  return plan_fused_v2(spec.widths, acts, size_t(optin), exact_threads_from_env());
+  const bool pdl = pdl_from_env();  // (a bad value is refused on every device)
+  FusedV2Plan p = plan_fused_v2(spec.widths, acts, size_t(optin), exact_threads_from_env());
+  p.pdl = p.fits && cc_major >= 9 && pdl;
+  if (p.pdl) p.why += "; steps overlap (programmatic dependent launch)";
+  return p;
 }
 
 // Kernel nodes of a captured graph, counted by the driver (cuGraphGetNodes and

@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
+
+#include "cuda_check.hpp"
 #include "errors.hpp"
 #include "fused_v2.hpp"
 #include "gpu_training_util.hpp"
@@ -172,10 +175,15 @@ TEST_CASE("fused v2: one SGD step recovers the gradient of the double reference"
   check_sgd_step_gradient(GpuPath::fused, {5, 12, 12, 12, 12, 2}, Activation::tanh, 64);
 }
 
-// NNTRAIN_FUSED_V2_THREADS set for the life of the object (the backend reads it when it plans).
-struct ThreadsEnv {
-  explicit ThreadsEnv(const char* v) { setenv("NNTRAIN_FUSED_V2_THREADS", v, 1); }
-  ~ThreadsEnv() { unsetenv("NNTRAIN_FUSED_V2_THREADS"); }
+// An environment variable set for the life of the object (the backend reads NNTRAIN_FUSED_V2_THREADS
+// and NNTRAIN_GPU_PDL when it plans).
+struct ScopedEnv {
+  const char* name;
+  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~ScopedEnv() { unsetenv(name); }
+};
+struct ThreadsEnv : ScopedEnv {
+  explicit ThreadsEnv(const char* v) : ScopedEnv("NNTRAIN_FUSED_V2_THREADS", v) {}
 };
 
 TEST_CASE("fused v2: the exact shape with 2 threads per sample follows the CPU reference, bad values are refused",
@@ -197,6 +205,53 @@ TEST_CASE("fused v2: the exact shape with 2 threads per sample follows the CPU r
   }
   CHECK_THAT(make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused"))->details(),
              Catch::Contains("4 threads per sample"));
+}
+
+// Programmatic dependent launch (compute capability 9.0 and later): a step's blocks start
+// while the previous step's tail runs, and wait for it before they read the weights. A read
+// moved before that wait would race with the previous step's update: the curve would differ
+// from the plain launches' (or from run to run), so both are compared bit for bit on the
+// reference experiment's 40,000 samples (625 blocks, the two-level ticket) and on shuffled
+// mini-batches, whose rows depend on the epoch the previous step advanced. Where the device
+// has no such launch (the simulator's SM75) only the refusal of a bad value is checked.
+TEST_CASE("fused v2: programmatic dependent launch gives the plain launches' bits", "[gpu][fused]") {
+  int cc = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, 0));
+  {
+    const ScopedEnv env("NNTRAIN_GPU_PDL", "2");
+    CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(70, 2, 1, 3), options({2, 20, 5, 1}, Activation::relu, "fused")),
+                    UsageError);
+  }
+  if (cc < 9) {
+    CHECK_THAT(make_gpu_backend(gpu_random_data(70, 2, 1, 3), options({2, 20, 5, 1}, Activation::relu, "fused"))->details(),
+               !Catch::Contains("programmatic"));
+    return;
+  }
+  const auto compare = [](const Dataset& d, BackendOptions o, int epochs) {
+    const Params init = init_params(o.spec, Init::glorot_uniform, 11);
+    auto on = make_gpu_backend(d, o);
+    CHECK_THAT(on->details(), Catch::Contains("programmatic dependent launch"));
+    const auto l_on = train_losses(*on, init, epochs);
+    std::vector<float> l_off, w_off;
+    {
+      const ScopedEnv env("NNTRAIN_GPU_PDL", "0");
+      auto off = make_gpu_backend(d, o);
+      CHECK_THAT(off->details(), !Catch::Contains("programmatic"));
+      l_off = train_losses(*off, init, epochs);
+      w_off = off->params().values;
+    }
+    CHECK(same_bits(l_on, l_off));
+    CHECK(same_bits(on->params().values, w_off));
+  };
+  auto o = options({2, 20, 5, 1}, Activation::relu, "fused");
+  o.chunk_epochs = 100;
+  compare(peaks_data(200), o, 300);  // full batch: 625 blocks
+  o.batch_size = 1000;
+  o.shuffle = true;
+  compare(peaks_data(200), o, 5);  // 40 shuffled steps per epoch
+  auto b = options({3, 40, 7, 2}, Activation::sigmoid, "fused");  // a register bucket
+  b.chunk_epochs = 50;
+  compare(gpu_random_data(5000, 3, 2, 9), b, 100);
 }
 
 TEST_CASE("fused-v1 stays selectable and fused is v2", "[gpu][fused]") {
