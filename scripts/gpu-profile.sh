@@ -14,7 +14,8 @@
 #      amplify rounding into different curves within a few epochs on every backend, the fast
 #      CPU one included);
 #   4. the fast CPU backend on the machine's cores: threads 1..all on the full batch
-#      (40,000 and 250,000 samples), and scripts/bench_cpu.sh --minibatch-only
+#      (40,000 and 250,000 samples) and on shuffled batches of 256, 1024 and 4096, and
+#      scripts/bench_cpu.sh --minibatch-only
 #      (PROFILE_CPU=0: not this part).
 # The logs are packed into $OUT/gpu-profile.tgz; the summary is printed last. BUDGET seconds
 # (default 300) bound the whole, as in gpu-check.sh.
@@ -120,6 +121,12 @@ if [ "${PROFILE_CPU:-1}" != 0 ]; then
       --devices cpu --reps 3 --sweep cpu.threads=$TH --export-markdown "$W/cpu_threads_$grid.md" \
       data.grid=$grid train.epochs=2000
   done
+  # Mini-batches (shuffled) on 1..all threads: which thread count each batch size wants here.
+  for batch in 256 1024 4096; do
+    step "cpu: threads $TH, batch $batch" "cpu_threads_b$batch.log" 60 "$NN" bench --config configs/peaks.json \
+      --devices cpu --reps 3 --sweep cpu.threads=$TH --export-markdown "$W/cpu_threads_b$batch.md" \
+      train.batch_size=$batch train.epochs=300
+  done
   if command -v cc >/dev/null; then
     NNTRAIN=$NN step "cpu: bench_cpu.sh --minibatch-only" bench_cpu_mb.log 120 scripts/bench_cpu.sh --minibatch-only \
       --epochs-mb 300 --reps 3
@@ -132,7 +139,8 @@ tar -C "$W" -czf "$FINAL/gpu-profile.tgz" .
 echo
 echo "nntrain gpu-profile $(git rev-parse --short HEAD 2>/dev/null), $(date -u '+%Y-%m-%d %H:%M UTC'), $((SECONDS - T0)) s; $(cat "$W/load_start.txt") at the start"
 cat "$W/rows.txt"
-for f in gpu_sizes_pdl1.md gpu_sizes_pdl0.md cpu_threads_200.md cpu_threads_500.md; do
+for f in gpu_sizes_pdl1.md gpu_sizes_pdl0.md cpu_threads_200.md cpu_threads_500.md cpu_threads_b256.md \
+         cpu_threads_b1024.md cpu_threads_b4096.md; do
   [ -f "$W/$f" ] && { echo; grep -E "^\|" "$W/$f" | head -14; }
 done
 for grid in 10 50 200; do

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nnplot  # noqa: E402
@@ -76,7 +77,10 @@ def main():
         if x_cost:
             ax.axvline(x_cost, color="tab:green", ls="--", lw=1.5,
                        label="GPU cheaper per run from ≈ %.0f samples (%s)" % (x_cost, at))
-    ax.text(0.01, 0.99, note, transform=ax.transAxes, va="top", fontsize=8, wrap=True)
+    # Wrapped to the axes by hand (matplotlib's wrap=True wraps to the figure, and a tight
+    # bounding box then widens the figure to the longest line).
+    note = "\n".join(textwrap.fill(line, 95) for line in note.split("\n"))
+    ax.text(0.01, 0.99, note, transform=ax.transAxes, va="top", fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     out = a.output or os.path.splitext(a.bench_json)[0] + ".png"
