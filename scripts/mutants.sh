@@ -233,6 +233,17 @@ mutant pool-lost-wakeup kernels/cpu/thread_pool.cpp '[pool]' \
   'sleepers_.fetch_add(1, std::memory_order_seq_cst);' \
   '(void)0;' \
   'thread pool: a worker going to sleep is not counted, so no region wakes it again'
+# The pool holds only the threads a step can use (CpuFastBackend's constructor).
+mutant pool-idle-workers kernels/cpu/cpu_fast.cpp '[fast]' \
+  'std::make_unique<ThreadPool>(chunks_for(plan_.batch) == 1 ? (gather_ahead_ ? 2 : 1) : threads_)' \
+  'std::make_unique<ThreadPool>(threads_)' \
+  'fast backend: one-chunk batches start every thread asked for, idle workers spinning beside the step'
+# (Filtered to the thread-count test: the gathering-ahead test's wait_for_ahead would spin
+# until the timeout, with no worker to join.)
+mutant pool-no-gatherer kernels/cpu/cpu_fast.cpp 'fast backend starts only the threads its steps can use' \
+  '(gather_ahead_ ? 2 : 1) : threads_)' \
+  '1 : threads_)' \
+  'fast backend: a pool of one thread for one-chunk batches, so no worker gathers ahead'
 # Gathering a shuffled one-chunk batch ahead on a second thread (CpuFastBackend::step).
 mutant ahead-same-batch kernels/cpu/cpu_fast.cpp '[determinism]' \
   'a.next_b = last ? 0 : b + 1;' \

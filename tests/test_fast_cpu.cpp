@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "backend.hpp"
@@ -265,6 +266,41 @@ TEST_CASE("fast backend gathers shuffled one-chunk batches ahead with the same b
       }
       CHECK(one.params.values != init.values);
     }
+  }
+}
+
+// The process's threads (Linux: the Threads line of /proc/self/status).
+static int process_threads() {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  return -1;
+}
+
+TEST_CASE("fast backend starts only the threads its steps can use", "[fast]") {
+  // A worker no step needs would spin beside the step's threads and slow their hand-offs
+  // (measured on a 16-core Xeon, cpu_fast.cpp): batches of one chunk get a pool of 1 thread,
+  // or 2 when a worker gathers the next shuffled batch ahead; larger batches every thread.
+  ModelSpec spec;
+  spec.widths = {2, 20, 5, 1};
+  spec.hidden = Activation::relu;
+  const Dataset data = random_dataset(3000, 2, 1, 5);
+  const int before = process_threads();
+  REQUIRE(before >= 1);
+  struct Case {
+    int batch;
+    bool shuffle;
+    int workers;  // threads started besides the caller, with 6 asked for
+  };
+  for (const Case& c : {Case{256, true, 1}, Case{256, false, 0}, Case{100, true, 1}, Case{1024, true, 5},
+                        Case{0, false, 5}}) {
+    INFO("batch " << c.batch << (c.shuffle ? ", shuffled" : ""));
+    BackendOptions o = options(spec, c.batch, 6);
+    o.shuffle = c.shuffle;
+    FastCpuTuning t;
+    t.gather_ahead = 1;
+    auto b = make_cpu_fast_backend(data, o, t);
+    CHECK(process_threads() - before == c.workers);
   }
 }
 

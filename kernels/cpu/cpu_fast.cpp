@@ -340,7 +340,14 @@ class CpuFastBackend final : public Backend {
       }
     claims_.reset(new ClaimCounter[size_t(threads_)]);
     step_fn_ = [this](int tid) { step_body(tid); };
-    pool_ = std::make_unique<ThreadPool>(threads_);
+    // The pool holds the threads a step can use and no more. A worker that no step needs
+    // still spins on the pool's line between steps, and every hand-off between the step's own
+    // threads then costs more: on a 16-core Xeon (2026-11-27, docs/BENCHMARKS.md), shuffled
+    // batches of 256 (one chunk, a worker gathering ahead) took 4.30 us per step on a pool of
+    // 2 threads and 5.38 on a pool of 16. A batch of one chunk uses 1 thread, or 2 when a
+    // worker gathers ahead; larger batches keep every thread (on that machine batches of 4
+    // chunks ran no slower beside idle workers: 96.6 ms on a pool of 16, 103.9 on a pool of 4).
+    pool_ = std::make_unique<ThreadPool>(chunks_for(plan_.batch) == 1 ? (gather_ahead_ ? 2 : 1) : threads_);
     // Touch every thread once so stacks, scratch pages and the spin loop are live.
     pool_->run([](int) {});
     setup_.alloc_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -27,8 +27,8 @@ constexpr int kSmallSharedLimit = 48 * 1024;
 // without the attribute, and compiled out below sm_90, e.g. the simulator's sm_75 build).
 // launch_dependents lets the next step's grid be scheduled once every block of this one has
 // issued it (or exited); wait blocks until the previous step's grid has completed and its
-// writes are visible. Before the wait a step may only read what no step writes (x, y) and its own
-// shared memory.
+// writes are visible. Before the wait a step may only read what no step writes (x, y) and
+// touch its own shared memory.
 __device__ __forceinline__ void pdl_launch_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");

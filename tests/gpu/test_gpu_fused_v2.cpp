@@ -217,14 +217,14 @@ TEST_CASE("fused v2: the exact shape with 2 threads per sample follows the CPU r
 TEST_CASE("fused v2: programmatic dependent launch gives the plain launches' bits", "[gpu][fused]") {
   int cc = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, 0));
+  const Dataset small = gpu_random_data(70, 2, 1, 3);
+  const BackendOptions small_options = options({2, 20, 5, 1}, Activation::relu, "fused");
   {
     const ScopedEnv env("NNTRAIN_GPU_PDL", "2");
-    CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(70, 2, 1, 3), options({2, 20, 5, 1}, Activation::relu, "fused")),
-                    UsageError);
+    CHECK_THROWS_AS(make_gpu_backend(small, small_options), UsageError);
   }
   if (cc < 9) {
-    CHECK_THAT(make_gpu_backend(gpu_random_data(70, 2, 1, 3), options({2, 20, 5, 1}, Activation::relu, "fused"))->details(),
-               !Catch::Contains("programmatic"));
+    CHECK_THAT(make_gpu_backend(small, small_options)->details(), !Catch::Contains("programmatic"));
     return;
   }
   const auto compare = [](const Dataset& d, BackendOptions o, int epochs) {
