@@ -111,24 +111,7 @@ step "[gpu] tests (all, cuBLAS too)" gpu_tests.log "$GT" --durations yes
 grep -E "^(GPU:|test cases|All tests passed)" "$OUTDIR/gpu_tests.log" | tail -2 | while read -r l; do echo "   $l"; done >&2
 
 # compare_curves METRICS_CSV N TOL: the first N gpu losses against the cpu's, relative.
-compare_curves() {
-  awk -F, -v n="$2" -v tol="$3" '
-    NR > 1 && $2 <= n {
-      if ($3 !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/) nonfinite = nonfinite " " $1 "@" $2
-      if ($1 == "cpu") c[$2] = $3; else if ($1 == "gpu") g[$2] = $3
-    }
-    END {
-      m = 0; at = 0; k = 0
-      for (e = 1; e <= n; e++) {
-        if (!(e in c) || !(e in g)) continue
-        k++; d = c[e] - g[e]; if (d < 0) d = -d
-        a = c[e] < 0 ? -c[e] : c[e]; r = a > 0 ? d / a : d
-        if (r > m) { m = r; at = e }
-      }
-      printf "max rel diff %.3g at epoch %d (%d of %d epochs)%s\n", m, at, k, n, nonfinite == "" ? "" : "; not finite:" nonfinite
-      exit (k < n || m > tol || nonfinite != "") ? 1 : 0
-    }' "$1"
-}
+compare_curves() { awk -F, -v n="$2" -v tol="$3" -f "$ROOT/scripts/compare_curves.awk" "$1"; }
 # The 40,000-sample reference experiment, every loss logged: GPU vs CPU reference over the
 # first N epochs. Full batch: 20 epochs (20 steps). Mini-batches of 1000: 2 epochs (80
 # steps): at lr 0.08, rounding differences grow about tenfold per epoch of 40 steps, so the

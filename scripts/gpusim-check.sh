@@ -185,26 +185,7 @@ else
 fi
 
 # compare_curves METRICS_CSV: the first $EPOCHS gpu losses against the cpu's, relative.
-compare_curves() {
-  awk -F, -v n="$EPOCHS" -v tol="$RTOL" '
-    NR > 1 && $2 <= n {
-      if ($3 !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/) nonfinite = nonfinite " " $1 "@" $2
-      if ($1 == "cpu") c[$2] = $3; else if ($1 == "gpu") g[$2] = $3
-    }
-    END {
-      m = 0; at = 0; k = 0
-      for (e = 1; e <= n; e++) {
-        if (!(e in c) || !(e in g)) continue
-        k++; d = c[e] - g[e]; if (d < 0) d = -d
-        a = c[e] < 0 ? -c[e] : c[e]; r = a > 0 ? d / a : d
-        if (r > m) { m = r; at = e }
-      }
-      where = m > 0 ? sprintf("at epoch %d", at) : "every epoch bit-identical"
-      printf "largest relative difference %.3g (%s; %d of %d epochs compared%s)", m, where, k, n,
-             nonfinite == "" ? "" : "; not finite:" nonfinite
-      exit (k < n || m > tol || nonfinite != "") ? 1 : 0
-    }' "$1"
-}
+compare_curves() { awk -F, -v n="$EPOCHS" -v tol="$RTOL" -f "$ROOT/scripts/compare_curves.awk" "$1"; }
 for label in "${TRAIN_ORDER[@]}"; do
   id=train-$label
   out=$RUN/$id/out

@@ -64,19 +64,34 @@ def make_model(widths, device, init_model=None, seed=1):
     return model
 
 
-def time_eager(model, init_state, x, y, epochs, warmup, lr):
+def time_eager(model, init_state, x, y, epochs, warmup, lr, batch=0):
+    """The usual loop, timed with CUDA events after `warmup` epochs. batch 0: the full batch
+    every epoch; else shuffled mini-batches of `batch`, gathered on the device from a fresh
+    permutation each epoch (an epoch's loss: the batches' mean, weighted by their sizes)."""
+    n_all = x.shape[0]
+
     def run(n):
         model.load_state_dict(init_state)
         opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.999), eps=1e-8)
-        losses = torch.empty(n, device=x.device)
+        losses = torch.zeros(n, device=x.device)
+
+        def step(xb, yb):
+            opt.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.mse_loss(model(xb), yb)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for e in range(n):
-            opt.zero_grad(set_to_none=True)
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            opt.step()
-            losses[e] = loss.detach()
+            if not batch:
+                losses[e] = step(x, y)
+                continue
+            perm = torch.randperm(n_all, device=x.device)
+            for b0 in range(0, n_all, batch):
+                idx = perm[b0:b0 + batch]
+                losses[e] += step(x.index_select(0, idx), y.index_select(0, idx)) * idx.numel() / n_all
         stop.record()
         torch.cuda.synchronize()
         return start.elapsed_time(stop) / 1e3, losses.cpu()
@@ -130,29 +145,6 @@ def time_graphed(model, init_state, x, y, epochs, warmup, lr):
     return start.elapsed_time(stop) / 1e3, losses[:epochs].cpu()
 
 
-def time_wide(model, init_state, x, y, epochs, warmup, lr, batch):
-    def run(n):
-        model.load_state_dict(init_state)
-        opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.999), eps=1e-8)
-        losses = torch.zeros(n, device=x.device)
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for e in range(n):
-            perm = torch.randperm(x.shape[0], device=x.device)
-            for b0 in range(0, x.shape[0], batch):
-                idx = perm[b0:b0 + batch]
-                opt.zero_grad(set_to_none=True)
-                loss = torch.nn.functional.mse_loss(model(x.index_select(0, idx)), y.index_select(0, idx))
-                loss.backward()
-                opt.step()
-                losses[e] += loss.detach() * idx.numel() / x.shape[0]
-        stop.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(stop) / 1e3, losses.cpu()
-    run(warmup)
-    return run(epochs)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=2000)
@@ -180,7 +172,7 @@ def main():
            "samples": x.shape[0], "layers": "2-256-256-256-1" if a.wide else "2-20-5-1"}
     variants = (("eager", time_eager), ("graphed", time_graphed))
     if a.wide:
-        variants = (("eager", lambda *args: time_wide(*args, batch=65536)),)
+        variants = (("eager", lambda *args: time_eager(*args, batch=65536)),)
         res["batch_size"] = 65536
     for name, fn in variants:
         times, losses = [], None
