@@ -27,7 +27,7 @@ double point_speedup(const BenchPoint& p) {
 
 std::string speedup_text(double sp) {
   if (sp <= 0) return "-";
-  return sp >= 1 ? fmt::format("GPU {:.2f}x faster", sp) : fmt::format("GPU {:.2f}x slower", 1 / sp);
+  return sp >= 1 ? fmt::format("GPU {:.2f}× faster", sp) : fmt::format("GPU {:.2f}× slower", 1 / sp);
 }
 
 std::string loss_text(const RunResult& r) {

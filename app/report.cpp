@@ -214,7 +214,7 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
     fmt::print(out, "  speed-up: none: {}\n", kSimulatedNote);
   } else if (cpu && gpu && gpu->train_seconds > 0) {
     const double sp = cpu->train_seconds / gpu->train_seconds;
-    fmt::print(out, "  speed-up: GPU is {:.2f}x {} than CPU for this experiment\n", sp >= 1 ? sp : 1 / sp,
+    fmt::print(out, "  speed-up: GPU is {:.2f}× {} than CPU for this experiment\n", sp >= 1 ? sp : 1 / sp,
                sp >= 1 ? "faster" : "slower");
   }
 

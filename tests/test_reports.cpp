@@ -56,7 +56,7 @@ TEST_CASE("summary and console: speed-up is cpu/gpu, and none on a simulated GPU
   const auto j = summary_json(cfg, real);
   CHECK(j["speedup"].get<double>() == Approx(4.0));
   CHECK(j["runs"][1]["simulated"] == false);
-  CHECK_THAT(printed(cfg, real), Catch::Contains("GPU is 4.00x faster"));
+  CHECK_THAT(printed(cfg, real), Catch::Contains("GPU is 4.00× faster"));
   // Simulated: no number, the reason instead, and the run marked.
   const std::vector<RunResult> sim = {fake_run(Device::cpu, 0.8, false), fake_run(Device::gpu, 90.0, true)};
   const auto s = summary_json(cfg, sim);
