@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench_report.hpp"
 #include "cmd_sweep.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
@@ -34,10 +35,8 @@ std::string log_error(const std::string& file) {
 
 std::string cell_value(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-std::string cell_seconds(const std::optional<double>& s) {
-  if (!s) return "";
-  return *s < 1 ? fmt::format("{:.2f} ms", *s * 1e3) : fmt::format("{:.3f} s", *s);
-}
+// bench's formatter: a time under 1 ms in us (a tiny point's training once showed "0.00 ms").
+std::string cell_seconds(const std::optional<double>& s) { return s ? seconds_text(*s) : ""; }
 
 void print_table(const SweepTable& t) {
   std::vector<std::string> head = {"point"};

@@ -233,6 +233,11 @@ mutant pool-lost-wakeup kernels/cpu/thread_pool.cpp '[pool]' \
   'sleepers_.fetch_add(1, std::memory_order_seq_cst);' \
   '(void)0;' \
   'thread pool: a worker going to sleep is not counted, so no region wakes it again'
+# The sweep table's times (sweep --collect).
+mutant sweep-time-ms app/cmd_sweep_collect.cpp 'sweep local: 6 points*' \
+  'return s ? seconds_text(*s) : "";' \
+  'return s ? fmt::format("{:.2f} ms", *s * 1e3) : "";' \
+  'sweep table: a training time under 1 ms prints as 0.00 ms'
 # The pool holds only the threads a step can use (CpuFastBackend's constructor).
 mutant pool-idle-workers kernels/cpu/cpu_fast.cpp '[fast]' \
   'std::make_unique<ThreadPool>(chunks_for(plan_.batch) == 1 ? (gather_ahead_ ? 2 : 1) : threads_)' \

@@ -4,8 +4,11 @@
 // the Slurm batch script (the real Slurm run is tests/slurm_sweep_test.sh).
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
+#include "bench_report.hpp"
 #include "cli_util.hpp"
 #include "errors.hpp"
 #include "proc_util.hpp"
@@ -65,6 +68,15 @@ TEST_CASE("sweep grid: duplicate, overlapping and empty axes are refused", "[swe
   CHECK_THROWS_AS(parse_grid({}), UsageError);
   CHECK(config_keys_overlap("model", "model.layers"));
   CHECK_FALSE(config_keys_overlap("model.layers", "model.layers_x"));
+}
+
+TEST_CASE("sweep and bench tables print times in us, ms or s", "[sweep][bench]") {
+  // The sweep table once printed a 3 us training time as "0.00 ms"; it uses bench's rule now.
+  CHECK(seconds_text(3.2e-6) == "3.2 us");
+  CHECK(seconds_text(999e-6) == "999.0 us");
+  CHECK(seconds_text(0.01234) == "12.34 ms");
+  CHECK(seconds_text(1.5) == "1.500 s");
+  CHECK(seconds_text(-1) == "-");
 }
 
 TEST_CASE("sweep table: statuses, best point and exit code from what the points left", "[sweep]") {
@@ -213,6 +225,10 @@ TEST_CASE("sweep local: 6 points (lr x widths, one diverging), collected, resume
   // Collect with a point that never ran: listed as missing, exit 5.
   fs::remove(out + "/points/003/summary.json");
   fs::remove(out + "/points/003/sweep-run.json");
+  // And a training time under 1 ms: the table prints it in us (it once printed "0.00 ms").
+  json s0 = read_json(out + "/points/000/summary.json");
+  s0["runs"][0]["train_seconds"] = 3.2e-6;
+  std::ofstream(out + "/points/000/summary.json") << s0.dump();
   const auto col = run_nntrain("sweep --collect " + out);
   CHECK(col.exit_code == 5);
   const json res2 = read_json(out + "/results.json");
@@ -223,6 +239,7 @@ TEST_CASE("sweep local: 6 points (lr x widths, one diverging), collected, resume
   CHECK(res2["rows"][3]["note"] == "not run");
   CHECK(res2["complete"] == false);
   CHECK_THAT(col.out, Catch::Contains("4 ok, 1 diverged, 1 missing"));
+  CHECK_THAT(col.out, Catch::Contains(" 3.2 us "));
   fs::remove_all(out);
 }
 
