@@ -81,11 +81,13 @@ row "  launch gap" "$(tail -1 "$W/launch_gap.log")"
 
 # 1. GPU time per epoch against the data size, with programmatic dependent launch (the
 #    default on compute capability 9.0+) and without, alternating.
+run=0
 for pdl in 1 0 1 0; do
-  NNTRAIN_GPU_PDL=$pdl step "gpu: epoch time vs size (fused, PDL $pdl)" "gpu_sizes_pdl$pdl.log" 60 "$NN" bench \
+  run=$((run + 1))
+  NNTRAIN_GPU_PDL=$pdl step "gpu: epoch time vs size (fused, PDL $pdl)" "gpu_sizes_$run-pdl$pdl.log" 60 "$NN" bench \
     --config configs/peaks.json --devices gpu --gpu-path fused --reps 3 \
     --sweep data.grid=10,20,30,50,70,100,140,200,300,500,1000 \
-    --export-markdown "$W/gpu_sizes_pdl$pdl.md" --export-json "$W/gpu_sizes_pdl$pdl.json" train.epochs=2000
+    --export-markdown "$W/gpu_sizes_$run-pdl$pdl.md" --export-json "$W/gpu_sizes_$run-pdl$pdl.json" train.epochs=2000
 done
 
 # 2. Nsight Compute.
@@ -139,8 +141,8 @@ tar -C "$W" -czf "$FINAL/gpu-profile.tgz" .
 echo
 echo "nntrain gpu-profile $(git rev-parse --short HEAD 2>/dev/null), $(date -u '+%Y-%m-%d %H:%M UTC'), $((SECONDS - T0)) s; $(cat "$W/load_start.txt") at the start"
 cat "$W/rows.txt"
-for f in gpu_sizes_pdl1.md gpu_sizes_pdl0.md cpu_threads_200.md cpu_threads_500.md cpu_threads_b256.md \
-         cpu_threads_b1024.md cpu_threads_b4096.md; do
+for f in gpu_sizes_1-pdl1.md gpu_sizes_2-pdl0.md gpu_sizes_3-pdl1.md gpu_sizes_4-pdl0.md cpu_threads_200.md \
+         cpu_threads_500.md cpu_threads_b256.md cpu_threads_b1024.md cpu_threads_b4096.md; do
   [ -f "$W/$f" ] && { echo; grep -E "^\|" "$W/$f" | head -14; }
 done
 for grid in 10 50 200; do
