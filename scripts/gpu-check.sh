@@ -103,6 +103,11 @@ else
   step "build" build.log cmake --build "$BUILD" -j "$JOBS" || finish
   NN=$BUILD/nntrain
   GT=$BUILD/tests/nntrain_gpu_tests
+  # Built here: the whole suite too. Only the [gpu] tests' own skip lines count (ctest prints
+  # each skip twice; other tests, e.g. the plot test without matplotlib, may skip legitimately).
+  step "ctest (all, incl. [gpu])" ctest.log ctest --test-dir "$BUILD" --output-on-failure
+  SKIPPED=$(grep -c "Test *#[0-9]*: gpu:.*Skipped" "$OUTDIR/ctest.log" || true)
+  [ "$SKIPPED" != "0" ] && { row "  [gpu] tests skipped" "$SKIPPED (a GPU machine must skip none)"; FAILED=1; }
 fi
 "$NN" info >"$OUTDIR/info.txt" 2>&1 || { row "nntrain info" "FAILED (info.txt)"; FAILED=1; }
 
