@@ -78,11 +78,18 @@ int collect_sweep(const std::string& dir, bool print) {
   const SweepPlan plan = read_plan(dir);
   std::vector<std::string> keys;
   for (const auto& ax : plan.json.at("grid")) keys.push_back(ax.at("key").get<std::string>());
+  // Every point's sweep-run.json first: which points ran at once is known only from all.
+  std::vector<json> infos;
+  std::vector<const json*> info_ptrs;
+  for (size_t i = 0; i < plan.size(); ++i) infos.push_back(read_json_or_null(plan.point_dir(i) + "/sweep-run.json"));
+  for (const json& info : infos) info_ptrs.push_back(info.is_object() ? &info : nullptr);
+  const std::vector<int> at_once = points_at_once(info_ptrs);
   std::vector<SweepRow> rows;
   for (size_t i = 0; i < plan.size(); ++i) {
     const std::string pdir = plan.point_dir(i);
     const json summary = read_json_or_null(pdir + "/summary.json");
-    const json info = read_json_or_null(pdir + "/sweep-run.json");
+    json info = infos[i];
+    if (at_once[i] > 0) info["points_at_once"] = at_once[i];
     const bool has_summary = fs::exists(pdir + "/summary.json");
     const json* s = summary.is_null() ? nullptr : &summary;
     json unreadable = json::object();  // summary.json present but unreadable: say so

@@ -5,7 +5,8 @@
 // ordinary train run (run_train_command, in that process) with its own stop flag, thread
 // pool and log (points/NNN/train.log). `--jobs N` keeps N such processes running and gives
 // each hardware_threads / N CPU threads, unless the config sets cpu.threads; the collected
-// table then marks those times as taken concurrently.
+// table then marks each point's time with the most points that ran at once during it
+// (sweep-run.json records its start and end; core/sweep_plan points_at_once).
 //
 // Signals: each point runs in its own process group, so Ctrl-C at the terminal reaches the
 // launcher alone. The first SIGINT/SIGTERM/SIGHUP makes it start no new point and send one SIGTERM
@@ -83,6 +84,13 @@ int point_threads(const json& cfg, int jobs) {
   return cpus;
 }
 
+// Now, in seconds since the Unix epoch (microseconds kept): comparable between the points,
+// which are separate processes.
+double unix_seconds() {
+  using namespace std::chrono;
+  return double(duration_cast<microseconds>(system_clock::now().time_since_epoch()).count()) / 1e6;
+}
+
 // `local`: started by the local launcher (it passes --jobs), maybe inside a Slurm allocation;
 // otherwise a point run under SLURM_JOB_ID is a Slurm array task.
 json run_info(size_t index, int jobs, int threads, bool local) {
@@ -135,6 +143,9 @@ int run_point(const std::string& dir, const std::string& index_text, int jobs, b
   // A result of an earlier, unfinished attempt must not pass for this one's.
   std::error_code ec;
   fs::remove(pdir + "/summary.json", ec);
+  // The run's interval, for the table's timing column (which points ran at once: core/
+  // sweep_plan points_at_once): taken before the training starts and after it ends.
+  info["started_unix"] = unix_seconds();
   write_file_atomic(pdir + "/sweep-run.json", info.dump(2) + "\n");
 
   TrainArgs ta;
@@ -147,6 +158,7 @@ int run_point(const std::string& dir, const std::string& index_text, int jobs, b
   const auto t0 = std::chrono::steady_clock::now();
   const int rc = guarded([&] { return run_train_command(ta, backend_registry()); });
   info["exit_code"] = rc;
+  info["finished_unix"] = unix_seconds();
   info["finished_utc"] = utc_now();
   info["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_file_atomic(pdir + "/sweep-run.json", info.dump(2) + "\n");

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "errors.hpp"
@@ -88,11 +89,29 @@ std::string text_at(const json* o, const char* key) {
 }
 
 // How the point's time was taken: alone on this machine, beside other points, or on a node.
+// Beside how many: the most points that ran at once during it (points_at_once), so a point
+// left alone at the end of a `--jobs N` sweep says so; without those times, the launcher's N.
 std::string timing_of(const json* run_info) {
   if (!run_info) return "";
   if (text_at(run_info, "launcher") == "slurm") return "slurm";
   const int jobs = run_info->value("jobs", 1);
-  return jobs > 1 ? fmt::format("concurrent:{}", jobs) : "alone";
+  const int at_once = run_info->contains("points_at_once") ? run_info->value("points_at_once", 0) : 0;
+  const int n = at_once > 0 ? at_once : jobs;
+  return n > 1 ? fmt::format("concurrent:{}", n) : "alone";
+}
+
+// A local point's run: [start, end) in Unix seconds (end infinite when not recorded).
+struct Span {
+  std::string host;
+  double start = 0, end = 0;
+};
+
+std::optional<Span> span_of(const json* info) {
+  if (!info || !info->is_object() || text_at(info, "launcher") != "local") return std::nullopt;
+  const std::optional<double> start = number_at(*info, "started_unix");
+  if (!start) return std::nullopt;
+  const std::optional<double> end = number_at(*info, "finished_unix");
+  return Span{text_at(info, "host"), *start, end ? std::max(*end, *start) : HUGE_VAL};
 }
 
 SweepRow base_row(const json& point, const json* run_info) {
@@ -244,6 +263,29 @@ json results_json(const SweepTable& t, const json& plan) {
           {"exit_code", t.exit_code},
           {"best", t.best ? row_json(t, t.rows[*t.best]) : json(nullptr)},
           {"rows", rows}};
+}
+
+std::vector<int> points_at_once(const std::vector<const json*>& run_infos) {
+  std::vector<std::optional<Span>> spans;
+  for (const json* info : run_infos) spans.push_back(span_of(info));
+  std::vector<int> most(spans.size(), 0);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (!spans[i]) continue;
+    const Span& me = *spans[i];
+    // The count can only rise where some run starts: at this one's start or at another's
+    // start inside it. At each such instant t, count the runs with start <= t < end.
+    std::vector<double> instants = {me.start};
+    for (const auto& o : spans)
+      if (o && o->host == me.host && o->start > me.start && o->start < me.end) instants.push_back(o->start);
+    for (const double t : instants) {
+      int n = 0;
+      for (const auto& o : spans)
+        if (o && o->host == me.host && o->start <= t && t < o->end) ++n;
+      most[i] = std::max(most[i], n);
+    }
+    most[i] = std::max(most[i], 1);  // (a run of zero length still ran)
+  }
+  return most;
 }
 
 }  // namespace nntrain

@@ -50,9 +50,17 @@ struct SweepRow {
   std::optional<double> final_loss, train_seconds, target_seconds;
   nlohmann::json target;  // summary.json's "target" object when the run has one, else null
   std::string target_kind;  // its seconds_kind ("measured" or "interpolated") when reached
-  std::string timing;     // "alone", "concurrent:N" (local --jobs N) or "slurm"
+  std::string timing;     // "alone", "concurrent:N" (N points ran at once during it) or "slurm"
   std::string host, note;
 };
+
+// For the local launcher's points, each point's most points running at once at some instant
+// of its run, itself included, from their sweep-run.json (`run_infos[i]`, nullptr when
+// absent): the interval from "started_unix" to "finished_unix" (no finish recorded: still
+// running, or killed, so open-ended), and only points of the same "host". 0 where a point
+// has no such interval (not run, a Slurm task, or a sweep-run.json from before these times
+// were recorded). collect puts it in run_info as "points_at_once" for point_rows.
+std::vector<int> points_at_once(const std::vector<const nlohmann::json*>& run_infos);
 
 // What one point left in its folder: `summary` (summary.json), `run_info` (sweep-run.json,
 // written by `sweep --run-point` when it starts and when it ends), the last error line of

@@ -314,6 +314,18 @@ mutant sweep-target-kind core/sweep_plan.cpp '[sweep]' \
   'r.target_kind = text_at(&r.target, "seconds_kind");' \
   'r.target_kind = "measured";' \
   'sweep results: an interpolated time to target shown as measured'
+mutant sweep-timing-jobs core/sweep_plan.cpp '[sweep]' \
+  'const int n = at_once > 0 ? at_once : jobs;' \
+  'const int n = jobs;' \
+  'sweep table: a point that ran alone at the end of a --jobs N sweep labelled concurrent:N'
+mutant sweep-timing-closed core/sweep_plan.cpp '[sweep]' \
+  'if (o && o->host == me.host && o->start <= t && t < o->end) ++n;' \
+  'if (o && o->host == me.host && o->start <= t && t <= o->end) ++n;' \
+  'sweep table: a point that started as another ended counted as running beside it'
+mutant sweep-timing-host core/sweep_plan.cpp '[sweep]' \
+  'if (o && o->host == me.host && o->start <= t && t < o->end) ++n;' \
+  'if (o && o->start <= t && t < o->end) ++n;' \
+  'sweep table: points on another machine counted as running beside a point'
 mutant json-duplicate-keys core/json_reader.cpp '[bad_input]' \
   'if (std::find(top.keys.begin(), top.keys.end(), key) != top.keys.end()) {' \
   'if (false) {' \

@@ -79,6 +79,33 @@ TEST_CASE("sweep and bench tables print times in us, ms or s", "[sweep][bench]")
   CHECK(seconds_text(-1) == "-");
 }
 
+TEST_CASE("sweep timing: the most points at once during each local point, from their recorded intervals", "[sweep]") {
+  auto local = [](double start, double end, const char* host = "h") {
+    json j = {{"launcher", "local"}, {"jobs", 2}, {"host", host}, {"started_unix", start}};
+    if (end >= 0) j["finished_unix"] = end;
+    return j;
+  };
+  const json a = local(0, 10), b = local(1, 3), c = local(2, 4);  // at t = 2: a, b and c
+  const json d = local(10, 12), e = local(11, 20);  // d starts as a ends: [start, end)
+  const json f = local(20, 25);                     // e ends as f starts; h overlaps its end
+  const json g = local(5, 6, "other");              // inside a's time, on another host
+  const json h = local(24, -1);                     // no finish recorded: open-ended
+  const json slurm = {{"launcher", "slurm"}, {"host", "h"}, {"started_unix", 0.5}, {"finished_unix", 30.0}};
+  const json old = {{"launcher", "local"}, {"jobs", 2}, {"host", "h"}, {"started_utc", "T"}};  // before the times
+  const json i = local(30, 35, "k"), j = local(35, 40, "k");  // one after the other: alone
+  const std::vector<const json*> infos = {&a, &b, &c, &d, &e, &f, &g, &h, &slurm, nullptr, &old, &i, &j};
+  CHECK(points_at_once(infos) == std::vector<int>{3, 3, 3, 2, 2, 2, 1, 2, 0, 0, 0, 1, 1});
+
+  // The timing column: the count where known, else the launcher's --jobs.
+  const json point = {{"index", 0}, {"values", {1}}, {"devices", {"cpu"}}};
+  json alone = a, three = a;
+  alone["points_at_once"] = 1;
+  three["points_at_once"] = 3;
+  CHECK(point_rows(point, nullptr, &alone, "")[0].timing == "alone");
+  CHECK(point_rows(point, nullptr, &three, "")[0].timing == "concurrent:3");
+  CHECK(point_rows(point, nullptr, &old, "")[0].timing == "concurrent:2");
+}
+
 TEST_CASE("sweep table: statuses, best point and exit code from what the points left", "[sweep]") {
   const json point = {{"index", 3}, {"values", {0.1, json::array({2, 4, 1})}}, {"devices", {"cpu"}}};
   const json ok = {{"status", "ok"},
@@ -198,7 +225,15 @@ TEST_CASE("sweep local: 6 points (lr x widths, one diverging), collected, resume
   CHECK(res["exit_code"] == 4);
   CHECK(res["rows"][5]["status"] == "diverged");  // lr 1e5 on the deep net
   CHECK(res["rows"][4]["status"] == "ok");        // lr 1e5 on the narrow one
-  CHECK(res["rows"][0]["timing"] == "concurrent:2");
+  // Timing: concurrent:2 where another point ran during it (the two points started first
+  // overlap unless the first ended before the second began), alone where none did.
+  for (const auto& row : res["rows"]) CHECK((row["timing"] == "alone" || row["timing"] == "concurrent:2"));
+  const json run0 = read_json(out + "/points/000/sweep-run.json"), run1 = read_json(out + "/points/001/sweep-run.json");
+  REQUIRE(run0["started_unix"].is_number());
+  CHECK(run0["finished_unix"].get<double>() >= run0["started_unix"].get<double>());
+  const bool overlap = run1["started_unix"].get<double>() < run0["finished_unix"].get<double>() &&
+                       run0["started_unix"].get<double>() < run1["finished_unix"].get<double>();
+  CHECK(res["rows"][0]["timing"] == (overlap ? "concurrent:2" : "alone"));
   CHECK(res["best"]["status"] == "ok");
   for (const auto& row : res["rows"])
     if (row["status"] == "ok") CHECK(row["final_loss"].get<double>() >= res["best"]["final_loss"].get<double>());
@@ -385,7 +420,7 @@ TEST_CASE("sweep slurm: names and folders an #SBATCH line cannot carry", "[sweep
   }
 }
 
-TEST_CASE("sweep: a local launcher's points inside a Slurm allocation share its CPUs and are timed as concurrent",
+TEST_CASE("sweep: a local launcher's points inside a Slurm allocation share its CPUs; a point that ran alone says so",
           "[sweep][slurm]") {
   const std::string out = fresh_dir("sweep_in_alloc");
   REQUIRE(run_nntrain(std::string("sweep ") + kBase + " --grid seed=1,2 --dry-run --out " + out).exit_code == 0);
@@ -397,6 +432,14 @@ TEST_CASE("sweep: a local launcher's points inside a Slurm allocation share its 
   CHECK(info["threads"] == 2);
   CHECK(info["slurm"]["job_id"] == "77");
   CHECK(run_nntrain("sweep --collect " + out).exit_code == 5);  // (point 1 never ran)
-  CHECK(read_json(out + "/results.json")["rows"][0]["timing"] == "concurrent:2");
+  // Given half the CPUs for --jobs 2, but no other point ran beside it: its time was not
+  // shared (once the table said concurrent:2 for every point of a --jobs 2 sweep).
+  CHECK(read_json(out + "/results.json")["rows"][0]["timing"] == "alone");
+  // Point 1 after it, not beside it: both alone.
+  CHECK(run_nntrain("sweep --run-point " + out + " 1 --jobs 2", "SLURM_JOB_ID=77 SLURM_CPUS_ON_NODE=4").exit_code == 0);
+  CHECK(run_nntrain("sweep --collect " + out).exit_code == 0);
+  const json rows = read_json(out + "/results.json")["rows"];
+  CHECK(rows[0]["timing"] == "alone");
+  CHECK(rows[1]["timing"] == "alone");
   fs::remove_all(out);
 }
