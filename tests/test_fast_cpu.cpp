@@ -9,6 +9,7 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -278,6 +279,21 @@ static int process_threads() {
   return -1;
 }
 
+// process_threads() once threads that were joined have also left the count: a joined thread
+// is counted until the kernel releases it, a moment after join() returns (a run of this test
+// once saw the previous backend's workers still counted). Waits until the count has not
+// changed for 20 ms (at most 2 s).
+static int settled_threads() {
+  int last = process_threads(), same = 0;
+  for (int ms = 0; ms < 2000 && same < 20; ++ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const int now = process_threads();
+    same = now == last ? same + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 TEST_CASE("fast backend starts only the threads its steps can use", "[fast]") {
   // A worker no step needs would spin beside the step's threads and slow their hand-offs
   // (measured on a 16-core Xeon, cpu_fast.cpp): batches of one chunk get a pool of 1 thread,
@@ -289,7 +305,7 @@ TEST_CASE("fast backend starts only the threads its steps can use", "[fast]") {
   // A sanitizer may start a helper thread of its own with the process's first thread
   // (ThreadSanitizer does): start and join one first, so that it is counted in `before`.
   std::thread([] {}).join();
-  const int before = process_threads();
+  const int before = settled_threads();
   REQUIRE(before >= 1);
   struct Case {
     int batch;
@@ -303,8 +319,9 @@ TEST_CASE("fast backend starts only the threads its steps can use", "[fast]") {
     o.shuffle = c.shuffle;
     FastCpuTuning t;
     t.gather_ahead = 1;
+    REQUIRE(settled_threads() == before);  // (the previous case's workers have gone)
     auto b = make_cpu_fast_backend(data, o, t);
-    CHECK(process_threads() - before == c.workers);
+    CHECK(process_threads() - before == c.workers);  // (a thread is counted once started)
   }
 }
 
