@@ -35,6 +35,9 @@ static inline void vstore_n(float* p, vf x, size_t n) { _mm256_maskstore_ps(p, f
 // three scalar adds (kernel_bound on Zen 3: ~0.18 µs for a 2->20->5->1 chunk's 172 sums,
 // 6 % of the chunk). Each add takes, per output lane, the two operands lane_sum adds at
 // that level: s_j = v_j + v_j+4, then t_j = s_j + s_j+2 (j < 2), then t_0 + t_1.
+// Four floats as four doubles: one vcvtps2pd from memory (cpu_fast_kernels.inc, load_widen).
+#define NN_HAVE_LOAD_WIDEN 1
+static inline __m256d load_widen(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
 #define NN_HAVE_LANE_SUMS 1
 __attribute__((always_inline)) static inline void lane_sums(const float* acc, float* out) {
   vf s[4], t[2];

@@ -35,6 +35,9 @@ static inline float lane_sum(vf v) {  // pairwise: halves, then halves again (as
 #define NN_HAVE_MASKED_IO 1
 static inline vf vload_n(const float* p, size_t n) { return _mm512_maskz_loadu_ps(__mmask16((1u << n) - 1), p); }
 static inline void vstore_n(float* p, vf x, size_t n) { _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1), x); }
+// Eight floats as eight doubles: one vcvtps2pd from memory (cpu_fast_kernels.inc, load_widen).
+#define NN_HAVE_LOAD_WIDEN 1
+static inline __m512d load_widen(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
 #define NN_HAVE_LANE_SUMS 1
 __attribute__((always_inline)) static inline void lane_sums(const float* acc, float* out) {
   vf w[8], x[4], y[2];
