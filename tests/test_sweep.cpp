@@ -420,7 +420,7 @@ TEST_CASE("sweep slurm: names and folders an #SBATCH line cannot carry", "[sweep
   }
 }
 
-TEST_CASE("sweep: a local launcher's points inside a Slurm allocation share its CPUs; a point that ran alone says so",
+TEST_CASE("sweep: a local launcher's points inside a Slurm allocation share its CPUs, and one that ran alone says so",
           "[sweep][slurm]") {
   const std::string out = fresh_dir("sweep_in_alloc");
   REQUIRE(run_nntrain(std::string("sweep ") + kBase + " --grid seed=1,2 --dry-run --out " + out).exit_code == 0);
