@@ -272,15 +272,21 @@ std::vector<int> points_at_once(const std::vector<const json*>& run_infos) {
   for (size_t i = 0; i < spans.size(); ++i) {
     if (!spans[i]) continue;
     const Span& me = *spans[i];
+    // The runs on this host that share an instant with this one (only they can contain an
+    // instant of it; a run that starts as this one starts counts even if this one is empty).
+    std::vector<const Span*> near;
+    for (const auto& o : spans)
+      if (o && o->host == me.host && (o->start < me.end || o->start == me.start) && me.start < o->end)
+        near.push_back(&*o);
     // The count can only rise where some run starts: at this one's start or at another's
     // start inside it. At each such instant t, count the runs with start <= t < end.
     std::vector<double> instants = {me.start};
-    for (const auto& o : spans)
-      if (o && o->host == me.host && o->start > me.start && o->start < me.end) instants.push_back(o->start);
+    for (const Span* o : near)
+      if (o->start > me.start) instants.push_back(o->start);
     for (const double t : instants) {
       int n = 0;
-      for (const auto& o : spans)
-        if (o && o->host == me.host && o->start <= t && t < o->end) ++n;
+      for (const Span* o : near)
+        if (o->start <= t && t < o->end) ++n;
       most[i] = std::max(most[i], n);
     }
     most[i] = std::max(most[i], 1);  // (a run of zero length still ran)

@@ -319,12 +319,12 @@ mutant sweep-timing-jobs core/sweep_plan.cpp '[sweep]' \
   'const int n = jobs;' \
   'sweep table: a point that ran alone at the end of a --jobs N sweep labelled concurrent:N'
 mutant sweep-timing-closed core/sweep_plan.cpp '[sweep]' \
-  'if (o && o->host == me.host && o->start <= t && t < o->end) ++n;' \
-  'if (o && o->host == me.host && o->start <= t && t <= o->end) ++n;' \
+  'if (o->start <= t && t < o->end) ++n;' \
+  'if (o->start <= t && t <= o->end) ++n;' \
   'sweep table: a point that started as another ended counted as running beside it'
 mutant sweep-timing-host core/sweep_plan.cpp '[sweep]' \
-  'if (o && o->host == me.host && o->start <= t && t < o->end) ++n;' \
-  'if (o && o->start <= t && t < o->end) ++n;' \
+  'if (o && o->host == me.host && (o->start < me.end || o->start == me.start) && me.start < o->end)' \
+  'if (o && (o->start < me.end || o->start == me.start) && me.start < o->end)' \
   'sweep table: points on another machine counted as running beside a point'
 mutant json-duplicate-keys core/json_reader.cpp '[bad_input]' \
   'if (std::find(top.keys.begin(), top.keys.end(), key) != top.keys.end()) {' \

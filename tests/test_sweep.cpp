@@ -93,8 +93,9 @@ TEST_CASE("sweep timing: the most points at once during each local point, from t
   const json slurm = {{"launcher", "slurm"}, {"host", "h"}, {"started_unix", 0.5}, {"finished_unix", 30.0}};
   const json old = {{"launcher", "local"}, {"jobs", 2}, {"host", "h"}, {"started_utc", "T"}};  // before the times
   const json i = local(30, 35, "k"), j = local(35, 40, "k");  // one after the other: alone
-  const std::vector<const json*> infos = {&a, &b, &c, &d, &e, &f, &g, &h, &slurm, nullptr, &old, &i, &j};
-  CHECK(points_at_once(infos) == std::vector<int>{3, 3, 3, 2, 2, 2, 1, 2, 0, 0, 0, 1, 1});
+  const json r = local(3, 5);  // starts as b ends: a, c and r at t = 3, not four
+  const std::vector<const json*> infos = {&a, &b, &c, &d, &e, &f, &g, &h, &slurm, nullptr, &old, &i, &j, &r};
+  CHECK(points_at_once(infos) == std::vector<int>{3, 3, 3, 2, 2, 2, 1, 2, 0, 0, 0, 1, 1, 3});
 
   // The timing column: the count where known, else the launcher's --jobs.
   const json point = {{"index", 0}, {"values", {1}}, {"devices", {"cpu"}}};

@@ -29,15 +29,15 @@ static inline __m256i first_lanes(size_t n) {
 }
 static inline vf vload_n(const float* p, size_t n) { return _mm256_maskload_ps(p, first_lanes(n)); }
 static inline void vstore_n(float* p, vf x, size_t n) { _mm256_maskstore_ps(p, first_lanes(n), x); }
+// Four floats as four doubles: one vcvtps2pd from memory (cpu_fast_kernels.inc, load_widen).
+#define NN_HAVE_LOAD_WIDEN 1
+static inline __m256d load_widen(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
 // lane_sum of 8 accumulators (8 floats each, 32 bytes apart) into out[0..7], the same
 // tree for each, as one transpose network: 14 shuffles, 7 adds and a final permute for 8
 // sums, instead of 8 serial chains of an extract, a vector add, shuffles to scalars and
 // three scalar adds (kernel_bound on Zen 3: ~0.18 µs for a 2->20->5->1 chunk's 172 sums,
 // 6 % of the chunk). Each add takes, per output lane, the two operands lane_sum adds at
 // that level: s_j = v_j + v_j+4, then t_j = s_j + s_j+2 (j < 2), then t_0 + t_1.
-// Four floats as four doubles: one vcvtps2pd from memory (cpu_fast_kernels.inc, load_widen).
-#define NN_HAVE_LOAD_WIDEN 1
-static inline __m256d load_widen(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
 #define NN_HAVE_LANE_SUMS 1
 __attribute__((always_inline)) static inline void lane_sums(const float* acc, float* out) {
   vf s[4], t[2];
