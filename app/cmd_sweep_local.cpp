@@ -140,6 +140,19 @@ int run_point(const std::string& dir, const std::string& index_text, int jobs, b
   const std::string pdir = plan.point_dir(i);
   const int threads = point_threads(plan.point(i).at("config"), jobs);
   json info = run_info(i, jobs, threads, local);
+  // The point's earlier attempts (a rerun: the earlier one failed, was interrupted or
+  // killed) ran beside other points too: their intervals stay, for those points' timing.
+  const json before = read_json_or_null(pdir + "/sweep-run.json");
+  json earlier = before.is_object() && before.contains("earlier_runs") && before.at("earlier_runs").is_array()
+                     ? before.at("earlier_runs")
+                     : json::array();
+  if (before.is_object() && before.contains("started_unix")) {
+    json run = {{"launcher", before.value("launcher", "")}, {"host", before.value("host", "")},
+                {"started_unix", before.at("started_unix")}};
+    if (before.contains("finished_unix")) run["finished_unix"] = before.at("finished_unix");
+    earlier.push_back(run);
+  }
+  if (!earlier.empty()) info["earlier_runs"] = earlier;
   // A result of an earlier, unfinished attempt must not pass for this one's.
   std::error_code ec;
   fs::remove(pdir + "/summary.json", ec);
@@ -201,6 +214,22 @@ void say(fmt::format_string<T...> f, T&&... args) noexcept {
   }
 }
 
+// A point's run that has no end in its sweep-run.json (the point was killed, and could not
+// write it) ends now at the latest: the launcher calls this once the point has gone, so that
+// collect does not count it as running beside every later point. Best effort: it only labels
+// times, and must not stop a sweep.
+void close_open_run(const SweepPlan& plan, size_t i) {
+  const std::string file = plan.point_dir(i) + "/sweep-run.json";
+  try {
+    json info = read_json_or_null(file);
+    if (!info.is_object() || !info.contains("started_unix") || info.contains("finished_unix")) return;
+    info["finished_unix"] = unix_seconds();
+    info["finished_note"] = "the point recorded no end: the launcher's time after it had ended";
+    write_file_atomic(file, info.dump(2) + "\n");
+  } catch (const std::exception&) {
+  }
+}
+
 std::string outcome(const SweepPlan& plan, size_t i, int rc) {
   const json s = read_point_summary(plan, i);
   std::string loss;
@@ -235,6 +264,9 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
                                  "(it holds {}); wait for them or stop them",
                                  plan.dir, lock));
   }
+  // Points an earlier launcher started and that recorded no end (killed with it, or after
+  // it): they held this lock, so they have all ended by now.
+  for (size_t i = 0; i < plan.size(); ++i) close_open_run(plan, i);
   const std::string exe = self_executable();
   install_handler(on_launcher_signal);
   std::map<pid_t, size_t> running;
@@ -261,6 +293,7 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
     if (pid > 0 && running.count(pid)) {
       const size_t i = running[pid];
       running.erase(pid);
+      close_open_run(plan, i);
       const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       ++done;
       if (!a.quiet) say("nntrain: sweep [{}/{}] point {}: {}\n", done, todo.size(), i, outcome(plan, i, rc));

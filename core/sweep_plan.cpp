@@ -90,7 +90,7 @@ std::string text_at(const json* o, const char* key) {
 
 // How the point's time was taken: alone on this machine, beside other points, or on a node.
 // Beside how many: the most points that ran at once during it (points_at_once), so a point
-// left alone at the end of a `--jobs N` sweep says so; without those times, the launcher's N.
+// no other point ran beside says so; without those times (older files), the launcher's N.
 std::string timing_of(const json* run_info) {
   if (!run_info) return "";
   if (text_at(run_info, "launcher") == "slurm") return "slurm";
@@ -100,7 +100,8 @@ std::string timing_of(const json* run_info) {
   return n > 1 ? fmt::format("concurrent:{}", n) : "alone";
 }
 
-// A local point's run: [start, end) in Unix seconds (end infinite when not recorded).
+// A local point's run: [start, end) in Unix seconds (end infinite when not recorded: the run
+// is still going). `info` is a sweep-run.json, or one of its "earlier_runs".
 struct Span {
   std::string host;
   double start = 0, end = 0;
@@ -266,30 +267,45 @@ json results_json(const SweepTable& t, const json& plan) {
 }
 
 std::vector<int> points_at_once(const std::vector<const json*>& run_infos) {
-  std::vector<std::optional<Span>> spans;
-  for (const json* info : run_infos) spans.push_back(span_of(info));
-  std::vector<int> most(spans.size(), 0);
-  for (size_t i = 0; i < spans.size(); ++i) {
-    if (!spans[i]) continue;
-    const Span& me = *spans[i];
-    // The runs on this host that share an instant with this one (only they can contain an
-    // instant of it; a run that starts as this one starts counts even if this one is empty).
+  // Every run: each point's latest (the one its row reports) and its earlier attempts.
+  struct Run {
+    Span span;
+    size_t point;
+    bool latest;
+  };
+  std::vector<Run> runs;
+  for (size_t i = 0; i < run_infos.size(); ++i) {
+    if (const auto s = span_of(run_infos[i])) runs.push_back({*s, i, true});
+    if (run_infos[i] && run_infos[i]->is_object() && run_infos[i]->contains("earlier_runs") &&
+        run_infos[i]->at("earlier_runs").is_array())
+      for (const json& e : run_infos[i]->at("earlier_runs"))
+        if (const auto s = span_of(&e)) runs.push_back({*s, i, false});
+  }
+  std::vector<int> most(run_infos.size(), 0);
+  for (const Run& me_run : runs) {
+    if (!me_run.latest) continue;
+    const Span& me = me_run.span;
+    // The other runs on this host that share an instant with this one (only they can
+    // contain an instant of it; one that starts as this one starts counts even if this one
+    // is empty).
     std::vector<const Span*> near;
-    for (const auto& o : spans)
-      if (o && o->host == me.host && (o->start < me.end || o->start == me.start) && me.start < o->end)
-        near.push_back(&*o);
+    for (const Run& o : runs)
+      if (&o != &me_run && o.span.host == me.host && (o.span.start < me.end || o.span.start == me.start) &&
+          me.start < o.span.end)
+        near.push_back(&o.span);
     // The count can only rise where some run starts: at this one's start or at another's
-    // start inside it. At each such instant t, count the runs with start <= t < end.
+    // start inside it. At each such instant t: this run and the others with start <= t < end.
     std::vector<double> instants = {me.start};
     for (const Span* o : near)
       if (o->start > me.start) instants.push_back(o->start);
+    int best = 1;
     for (const double t : instants) {
-      int n = 0;
+      int n = 1;
       for (const Span* o : near)
         if (o->start <= t && t < o->end) ++n;
-      most[i] = std::max(most[i], n);
+      best = std::max(best, n);
     }
-    most[i] = std::max(most[i], 1);  // (a run of zero length still ran)
+    most[me_run.point] = best;
   }
   return most;
 }

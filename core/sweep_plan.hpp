@@ -57,9 +57,11 @@ struct SweepRow {
 // For the local launcher's points, each point's most points running at once at some instant
 // of its run, itself included, from their sweep-run.json (`run_infos[i]`, nullptr when
 // absent): the interval from "started_unix" to "finished_unix" (no finish recorded: still
-// running, or killed, so open-ended), and only points of the same "host". 0 where a point
-// has no such interval (not run, a Slurm task, or a sweep-run.json from before these times
-// were recorded). collect puts it in run_info as "points_at_once" for point_rows.
+// running, so open-ended; the launcher records the end of a point that died without it),
+// counting the other points' runs and their "earlier_runs" (attempts before a rerun), only
+// on the same "host". 0 where a point has no such interval (not run, a Slurm task, or a
+// sweep-run.json from before these times were recorded). collect puts it in run_info as
+// "points_at_once" for point_rows.
 std::vector<int> points_at_once(const std::vector<const nlohmann::json*>& run_infos);
 
 // What one point left in its folder: `summary` (summary.json), `run_info` (sweep-run.json,

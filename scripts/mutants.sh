@@ -317,15 +317,23 @@ mutant sweep-target-kind core/sweep_plan.cpp '[sweep]' \
 mutant sweep-timing-jobs core/sweep_plan.cpp '[sweep]' \
   'const int n = at_once > 0 ? at_once : jobs;' \
   'const int n = jobs;' \
-  'sweep table: a point that ran alone at the end of a --jobs N sweep labelled concurrent:N'
+  'sweep table: a point no other point ran beside labelled concurrent:N (its --jobs)'
 mutant sweep-timing-closed core/sweep_plan.cpp '[sweep]' \
   'if (o->start <= t && t < o->end) ++n;' \
   'if (o->start <= t && t <= o->end) ++n;' \
   'sweep table: a point that started as another ended counted as running beside it'
 mutant sweep-timing-host core/sweep_plan.cpp '[sweep]' \
-  'if (o && o->host == me.host && (o->start < me.end || o->start == me.start) && me.start < o->end)' \
-  'if (o && (o->start < me.end || o->start == me.start) && me.start < o->end)' \
+  'if (&o != &me_run && o.span.host == me.host && (o.span.start < me.end || o.span.start == me.start) &&' \
+  'if (&o != &me_run && (o.span.start < me.end || o.span.start == me.start) &&' \
   'sweep table: points on another machine counted as running beside a point'
+mutant sweep-timing-earlier core/sweep_plan.cpp '[sweep]' \
+  'for (const json& e : run_infos[i]->at("earlier_runs"))' \
+  'for (const json& e : json::array())' \
+  'sweep table: the runs a rerun point made before (killed, failed) not counted beside the points they ran with'
+mutant sweep-open-run-kept app/cmd_sweep_local.cpp '[sweep]' \
+  'for (size_t i = 0; i < plan.size(); ++i) close_open_run(plan, i);' \
+  '' \
+  'sweep: a point killed with its launcher counted as running beside every point of the next launcher'
 mutant json-duplicate-keys core/json_reader.cpp '[bad_input]' \
   'if (std::find(top.keys.begin(), top.keys.end(), key) != top.keys.end()) {' \
   'if (false) {' \

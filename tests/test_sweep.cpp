@@ -4,6 +4,7 @@
 // the Slurm batch script (the real Slurm run is tests/slurm_sweep_test.sh).
 #include <catch2/catch.hpp>
 
+#include <ctime>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -94,8 +95,14 @@ TEST_CASE("sweep timing: the most points at once during each local point, from t
   const json old = {{"launcher", "local"}, {"jobs", 2}, {"host", "h"}, {"started_utc", "T"}};  // before the times
   const json i = local(30, 35, "k"), j = local(35, 40, "k");  // one after the other: alone
   const json r = local(3, 5);  // starts as b ends: a, c and r at t = 3, not four
-  const std::vector<const json*> infos = {&a, &b, &c, &d, &e, &f, &g, &h, &slurm, nullptr, &old, &i, &j, &r};
-  CHECK(points_at_once(infos) == std::vector<int>{3, 3, 3, 2, 2, 2, 1, 2, 0, 0, 0, 1, 1, 3});
+  const json z = local(6, 6);  // empty (a clock step): still beside a
+  // A rerun point: its earlier attempt ran beside q, its rerun beside nothing.
+  json p = local(50, 60, "m");
+  p["earlier_runs"] = json::array({{{"launcher", "local"}, {"host", "m"}, {"started_unix", 40.0}, {"finished_unix", 45.0}}});
+  const json q = local(42, 44, "m");
+  const std::vector<const json*> infos = {&a,   &b,     &c, &d, &e, &f, &g, &h, &slurm, nullptr,
+                                          &old, &i, &j, &r, &z, &p, &q};
+  CHECK(points_at_once(infos) == std::vector<int>{3, 3, 3, 2, 2, 2, 1, 2, 0, 0, 0, 1, 1, 3, 2, 1, 2});
 
   // The timing column: the count where known, else the launcher's --jobs.
   const json point = {{"index", 0}, {"values", {1}}, {"devices", {"cpu"}}};
@@ -252,6 +259,9 @@ TEST_CASE("sweep local: 6 points (lr x widths, one diverging), collected, resume
   CHECK_THAT(again.err, Catch::Contains("6 points, 5 finished earlier, 1 to run"));
   CHECK(slurp(out + "/points/000/sweep-run.json") == kept);
   CHECK(fs::exists(out + "/points/003/summary.json"));
+  // The rerun ran with no other point beside it; its first attempt is kept as an earlier run.
+  CHECK(read_json(out + "/results.json")["rows"][3]["timing"] == "alone");
+  CHECK(read_json(out + "/points/003/sweep-run.json")["earlier_runs"].size() == 1);
 
   // Another sweep into the same folder is refused.
   const auto other = run_nntrain(std::string("sweep ") + kBase + " --grid optimizer.lr=0.02 --out " + out);
@@ -419,6 +429,31 @@ TEST_CASE("sweep slurm: names and folders an #SBATCH line cannot carry", "[sweep
     CHECK_THAT(r.err, Catch::Contains("#SBATCH"));
     CHECK_FALSE(fs::exists(d));
   }
+}
+
+TEST_CASE("sweep local: a point killed with an earlier launcher ends before the next launcher's points",
+          "[sweep][cli]") {
+  const std::string out = fresh_dir("sweep_killed_run");
+  const std::string cmd = std::string("sweep ") + kBase + " --grid seed=1,2 --out " + out;
+  REQUIRE(run_nntrain(cmd + " --dry-run").exit_code == 0);
+  // What a point killed with its launcher (SIGKILL) leaves: a start, no end, no result.
+  char host[256] = {};
+  REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+  const double then = double(std::time(nullptr)) - 1000.0;
+  fs::create_directories(out + "/points/000");
+  std::ofstream(out + "/points/000/sweep-run.json")
+      << json({{"point", 0}, {"launcher", "local"}, {"jobs", 1}, {"host", host}, {"started_unix", then}}).dump();
+  const auto r = run_nntrain(cmd);  // one point at a time: both reruns alone
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  const json info = read_json(out + "/points/000/sweep-run.json");
+  REQUIRE(info["earlier_runs"].size() == 1);
+  CHECK(info["earlier_runs"][0]["started_unix"] == then);
+  CHECK(info["earlier_runs"][0]["finished_unix"].get<double>() <= info["started_unix"].get<double>());
+  const json rows = read_json(out + "/results.json")["rows"];
+  CHECK(rows[0]["timing"] == "alone");
+  CHECK(rows[1]["timing"] == "alone");
+  fs::remove_all(out);
 }
 
 TEST_CASE("sweep: a local launcher's points inside a Slurm allocation share its CPUs, and one that ran alone says so",
