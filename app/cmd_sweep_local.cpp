@@ -142,6 +142,8 @@ int run_point(const std::string& dir, const std::string& index_text, int jobs, b
   json info = run_info(i, jobs, threads, local);
   // The point's earlier attempts (a rerun: the earlier one failed, was interrupted or
   // killed) ran beside other points too: their intervals stay, for those points' timing.
+  // One with no end (killed, and no launcher recorded one: `--run-point` by hand) ended
+  // before this one starts.
   const json before = read_json_or_null(pdir + "/sweep-run.json");
   json earlier = before.is_object() && before.contains("earlier_runs") && before.at("earlier_runs").is_array()
                      ? before.at("earlier_runs")
@@ -149,7 +151,7 @@ int run_point(const std::string& dir, const std::string& index_text, int jobs, b
   if (before.is_object() && before.contains("started_unix")) {
     json run = {{"launcher", before.value("launcher", "")}, {"host", before.value("host", "")},
                 {"started_unix", before.at("started_unix")}};
-    if (before.contains("finished_unix")) run["finished_unix"] = before.at("finished_unix");
+    run["finished_unix"] = before.contains("finished_unix") ? before.at("finished_unix") : json(unix_seconds());
     earlier.push_back(run);
   }
   if (!earlier.empty()) info["earlier_runs"] = earlier;

@@ -334,6 +334,10 @@ mutant sweep-open-run-kept app/cmd_sweep_local.cpp '[sweep]' \
   'for (size_t i = 0; i < plan.size(); ++i) close_open_run(plan, i);' \
   '' \
   'sweep: a point killed with its launcher counted as running beside every point of the next launcher'
+mutant sweep-rerun-open-end app/cmd_sweep_local.cpp '[sweep]' \
+  'run["finished_unix"] = before.contains("finished_unix") ? before.at("finished_unix") : json(unix_seconds());' \
+  'if (before.contains("finished_unix")) run["finished_unix"] = before.at("finished_unix");' \
+  'sweep: a killed attempt rerun by hand counted as running beside its own rerun and everything after'
 mutant json-duplicate-keys core/json_reader.cpp '[bad_input]' \
   'if (std::find(top.keys.begin(), top.keys.end(), key) != top.keys.end()) {' \
   'if (false) {' \

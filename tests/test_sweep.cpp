@@ -453,6 +453,19 @@ TEST_CASE("sweep local: a point killed with an earlier launcher ends before the 
   const json rows = read_json(out + "/results.json")["rows"];
   CHECK(rows[0]["timing"] == "alone");
   CHECK(rows[1]["timing"] == "alone");
+  // The same left by point 1, then rerun by hand (`--run-point`: no launcher to end it).
+  std::ofstream(out + "/points/001/sweep-run.json")
+      << json({{"point", 1}, {"launcher", "local"}, {"jobs", 1}, {"host", host}, {"started_unix", then}}).dump();
+  CHECK(run_nntrain("sweep --run-point " + out + " 1 --jobs 1").exit_code == 0);
+  const json info1 = read_json(out + "/points/001/sweep-run.json");
+  REQUIRE(info1["earlier_runs"].size() == 1);  // (the file above replaced the launcher's run)
+  CHECK(info1["earlier_runs"][0]["finished_unix"].get<double>() <= info1["started_unix"].get<double>());
+  CHECK(run_nntrain("sweep --collect " + out).exit_code == 0);
+  const json rows2 = read_json(out + "/results.json")["rows"];
+  CHECK(rows2[1]["timing"] == "alone");
+  // When that killed run ended nobody knows: until the rerun began, at the latest, so point
+  // 0, which ran in between, may have run beside it (the conservative label).
+  CHECK(rows2[0]["timing"] == "concurrent:2");
   fs::remove_all(out);
 }
 
