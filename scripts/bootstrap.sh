@@ -5,7 +5,7 @@
 #   scripts/bootstrap.sh --torch    also python3-torch, for the PyTorch peer benchmarks
 set -euo pipefail
 
-pkgs=(cmake ninja-build g++ git libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libopenblas-dev
+pkgs=(cmake ninja-build g++ git ccache libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libopenblas-dev
       python3 python3-numpy python3-matplotlib
       clang-14 libclang-rt-14-dev)  # scripts/ci-hardening.sh: sanitizers and libFuzzer (only Recommended by clang-14)
 if [[ "${1:-}" == "--torch" ]]; then pkgs+=(python3-torch); fi

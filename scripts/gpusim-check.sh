@@ -72,9 +72,16 @@ echo "== nntrain for the simulator in $BUILD"
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
 CUDART_SO=$(dirname "$(dirname "$(command -v nvcc)")")/lib64/libcudart.so
+# C++ through ccache where installed, paths relative to the tree (as scripts/build.sh): the
+# units build/ compiled with the same flags are hits (NNTRAIN_CCACHE=0: no ccache).
+LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=)
+if [ "${NNTRAIN_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+  LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
+fi
 # shellcheck disable=SC2086  # CMAKE_ARGS is a list of arguments
 if ! cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=75-virtual \
-  -DCMAKE_CUDA_RUNTIME_LIBRARY=Shared -DCUDA_cudart_static_LIBRARY="$CUDART_SO" ${CMAKE_ARGS:-} \
+  -DCMAKE_CUDA_RUNTIME_LIBRARY=Shared -DCUDA_cudart_static_LIBRARY="$CUDART_SO" "${LAUNCHER[@]}" ${CMAKE_ARGS:-} \
   >"$LOGS/configure.log" 2>&1; then
   tail -20 "$LOGS/configure.log"
   bad "configure $BUILD (log: $LOGS/configure.log)"

@@ -10,16 +10,19 @@
 # compile, or when the tests fail without any mutant.
 #
 # Each mutant is a literal text replacement that must match exactly once in its file. The
-# scratch build is CPU-only Release through ccache when installed (a first run compiles
-# everything once; restoring a file afterwards is then a cache hit), a test-only build
-# (NNTRAIN_RUNNABLE_ONLY): on a CPU without AVX-512, the AVX-512 kernel units, whose code
-# cannot run here, are compiled at -O0, which saves ~1 minute per mutant of
-# cpu_fast_kernels.inc.
+# scratch build is CPU-only Release through ccache when installed (scripts/bootstrap.sh
+# installs it; a file restored after its mutant is then a cache hit, and so is every object
+# scripts/build.sh compiled the same way), a test-only build (NNTRAIN_RUNNABLE_ONLY): on a CPU
+# without AVX-512, the AVX-512 kernel units, whose code cannot run here, are compiled at -O0,
+# which saves ~1 minute per mutant of cpu_fast_kernels.inc. With ccache, mutants run in
+# parallel lanes (one copy and build each, one queue): a mutant of one file recompiles one
+# unit on one core, so one lane left the second core of a 2-core machine mostly idle.
 #
 # `scripts/mutants.sh --check` only checks that every pattern is found once (no build).
 # Environment: MUTANTS_ONLY (comma-separated ids: run just those), MUTANT_TIMEOUT (seconds
-# per test run, 300), JOBS (build parallelism, nproc), MUTANTS_KEEP=1 (keep the scratch
-# folder and print where it is).
+# per test run, 300), JOBS (build parallelism per lane, nproc), MUTANT_LANES (lanes: nproc
+# up to 4 with ccache, 1 without), MUTANTS_KEEP=1 (keep the scratch folder and print where
+# it is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC="$(pwd)"
@@ -444,36 +447,86 @@ fi
 
 start=$(date +%s)
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/nntrain-mutants.XXXXXX")"
-if [[ "${MUTANTS_KEEP:-0}" == 1 ]]; then
-  echo "mutants: scratch copy kept in $SCRATCH"
+cleanup() {
+  local p
+  p=$(jobs -p)
+  if [[ -n "$p" ]]; then
+    kill $p 2>/dev/null || true
+    wait 2>/dev/null || true
+  fi
+  if [[ "${MUTANTS_KEEP:-0}" != 1 ]]; then rm -rf "$SCRATCH"; fi
+}
+trap cleanup EXIT
+if [[ "${MUTANTS_KEEP:-0}" == 1 ]]; then echo "mutants: scratch copy kept in $SCRATCH"; fi
+
+# Lanes: copies of the tree (lane1, lane2, ...), each with its own build inside, that take
+# mutants from one queue. A mutant of one file rebuilds one unit on one core and links: two
+# lanes keep two cores busy. More than one lane only through ccache: a lane's first build is
+# then the first lane's objects from the cache, and restoring a file after its mutant is a hit.
+# Each lane is laid out like the work tree (the build folder inside the copy) so that, with
+# CCACHE_BASEDIR, its compile lines are the work tree's build/ ones: scripts/build.sh's
+# objects are hits too.
+have_ccache=0
+command -v ccache >/dev/null 2>&1 && have_ccache=1
+if [[ -n "${MUTANT_LANES:-}" ]]; then
+  LANES=$MUTANT_LANES
+elif ((have_ccache)); then
+  LANES=$(nproc)
+  ((LANES > 4)) && LANES=4
 else
-  trap 'rm -rf "$SCRATCH"' EXIT
+  LANES=1
 fi
-echo "mutants: copying the tree to $SCRATCH/src (load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))"
-mkdir -p "$SCRATCH/src" "$SCRATCH/run"
+((LANES >= 1)) || LANES=1
+launcher=()
+if ((have_ccache)); then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_NOHASHDIR=1
+fi
+lane_dir() { echo "$SCRATCH/lane$1"; }
+echo "mutants: copying the tree to $SCRATCH/lane1 (load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))"
+mkdir -p "$SCRATCH/lane1" "$SCRATCH/run1" "$SCRATCH/results"
 # Tracked and untracked-but-not-ignored files: what a commit of the work tree would hold.
 git ls-files -z --cached --others --exclude-standard |
-  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$SCRATCH/src"
-
-launcher=()
-if command -v ccache >/dev/null 2>&1; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  # Paths relative to the scratch folder, so a later run (another temporary name) hits too.
-  export CCACHE_BASEDIR="$SCRATCH" CCACHE_NOHASHDIR=1
-fi
-B="$SCRATCH/build"
-cmake -S "$SCRATCH/src" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNNTRAIN_WITH_CUDA=OFF -DNNTRAIN_RUNNABLE_ONLY=ON "${launcher[@]}" >/dev/null
-build() { cmake --build "$B" --parallel "$JOBS" --target nntrain nntrain_tests >"$SCRATCH/build.log" 2>&1; }
-tests_pass() {  # FILTER: 0 when every selected test passes
-  (cd "$SCRATCH/run" && timeout "$MUTANT_TIMEOUT" "$B/tests/nntrain_tests" --abort "$1" >"$SCRATCH/test.log" 2>&1)
+  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$SCRATCH/lane1"
+for ((k = 2; k <= LANES; ++k)); do
+  mkdir -p "$SCRATCH/run$k"
+  cp -a "$SCRATCH/lane1" "$SCRATCH/lane$k"
+done
+configure() {  # configure LANE
+  local d
+  d=$(lane_dir "$1")
+  # (Each lane's compile lines relative to its own copy: see above.)
+  CCACHE_BASEDIR="$d" cmake -S "$d" -B "$d/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNNTRAIN_WITH_CUDA=OFF \
+    -DNNTRAIN_RUNNABLE_ONLY=ON "${launcher[@]}" >/dev/null
 }
-echo "mutants: building the scratch copy (CPU-only Release)"
-if ! build; then
-  tail -n 30 "$SCRATCH/build.log"
+build() {  # build LANE
+  local d
+  d=$(lane_dir "$1")
+  CCACHE_BASEDIR="$d" cmake --build "$d/build" --parallel "$JOBS" --target nntrain nntrain_tests >"$d/build.log" 2>&1
+}
+tests_pass() {  # tests_pass LANE FILTER: 0 when every selected test passes
+  (cd "$SCRATCH/run$1" && timeout "$MUTANT_TIMEOUT" "$(lane_dir "$1")/build/tests/nntrain_tests" --abort "$2" \
+    >"$SCRATCH/run$1/test.log" 2>&1)
+}
+echo "mutants: building the scratch copy (CPU-only Release$( ((have_ccache)) && echo ', through ccache'))"
+configure 1
+if ! build 1; then
+  tail -n 30 "$SCRATCH/lane1/build.log"
   echo "mutants: ERROR: the unmutated tree does not build"
   exit 2
 fi
 echo "mutants: built in $(( $(date +%s) - start )) s"
+if ((LANES > 1)); then
+  for ((k = 2; k <= LANES; ++k)); do
+    configure "$k"
+    if ! build "$k"; then
+      tail -n 30 "$SCRATCH/lane$k/build.log"
+      echo "mutants: ERROR: lane $k's copy does not build"
+      exit 2
+    fi
+  done
+  echo "mutants: $LANES lanes built in $(( $(date +%s) - start )) s"
+fi
 
 # Without a mutant every filter must pass, or a "kill" would mean nothing.
 declare -A baseline=()
@@ -481,24 +534,25 @@ for i in "${!ids[@]}"; do
   selected "${ids[$i]}" || continue
   f="${filters[$i]}"
   [[ -n "${baseline[$f]:-}" ]] && continue
-  if ! tests_pass "$f"; then
-    tail -n 30 "$SCRATCH/test.log"
+  if ! tests_pass 1 "$f"; then
+    tail -n 30 "$SCRATCH/run1/test.log"
     echo "mutants: ERROR: tests '$f' fail without any mutant"
     exit 2
   fi
   baseline[$f]=ok
 done
 
+# What can be decided without a build (a pattern that drifted, a CPU feature this machine
+# lacks) is decided here; the rest goes in the queue.
 n=0 killed=0 errors=0 not_run=0
+queue=()
 cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
 for i in "${!ids[@]}"; do
   id="${ids[$i]}"
   selected "$id" || continue
-  file="$SCRATCH/src/${files[$i]}"
-  t0=$(date +%s)
-  count=$(occurrences "$i" "$file")
+  n=$((n + 1))
+  count=$(occurrences "$i" "$SCRATCH/lane1/${files[$i]}")
   if [[ "$count" != 1 ]]; then
-    n=$((n + 1))
     printf 'ERROR     %-24s pattern found %s times in %s (source drifted: update the list)\n' "$id" "$count" \
       "${files[$i]}"
     errors=$((errors + 1))
@@ -510,27 +564,75 @@ for i in "${!ids[@]}"; do
   if [[ -n "$feature" && "$cpu_flags" != *" $feature "* ]]; then
     printf 'NOT RUN   %-24s %s  [this CPU has no %s: the planted code cannot run here]\n' "$id" "${whats[$i]}" \
       "$feature"
+    n=$((n - 1))
     not_run=$((not_run + 1))
     continue
   fi
-  n=$((n + 1))
-  cp "$file" "$SCRATCH/orig"
-  FROM="${froms[$i]}" TO="${tos[$i]}" perl -0777 -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$file"
-  if ! build; then
-    printf 'ERROR     %-24s does not compile (fix the mutant)\n' "$id"
-    grep -m 3 'error' "$SCRATCH/build.log" || true
-    errors=$((errors + 1))
-  elif tests_pass "${filters[$i]}"; then
-    printf 'SURVIVED  %-24s %s  [%s, %d s]\n' "$id" "${whats[$i]}" "${filters[$i]}" $(( $(date +%s) - t0 ))
-  else
-    killed=$((killed + 1))
-    printf 'KILLED    %-24s %s  [%s, %d s]\n' "$id" "${whats[$i]}" "${filters[$i]}" $(( $(date +%s) - t0 ))
-  fi
-  cp "$SCRATCH/orig" "$file"
-  touch "$file"  # newer than the mutant's objects: the next build recompiles it (a ccache hit)
+  queue+=("$i")
 done
 
-echo "mutants: $(( $(date +%s) - start )) s in all, load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
+# One mutant in lane $1: planted, built, tested, restored. Its line goes to stdout (one write:
+# lanes' lines do not mix) and its outcome to results/<index>.
+run_mutant() {
+  local k=$1 i=$2 id="${ids[$2]}" file t0 outcome
+  file="$(lane_dir "$k")/${files[$i]}"
+  t0=$(date +%s)
+  cp "$file" "$SCRATCH/orig$k"
+  FROM="${froms[$i]}" TO="${tos[$i]}" perl -0777 -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$file"
+  if ! build "$k"; then
+    outcome=ERROR
+    printf 'ERROR     %-24s does not compile (fix the mutant)\n%s\n' "$id" \
+      "$(grep -m 3 'error' "$(lane_dir "$k")/build.log" || true)"
+  elif tests_pass "$k" "${filters[$i]}"; then
+    outcome=SURVIVED
+    printf 'SURVIVED  %-24s %s  [%s, %d s]\n' "$id" "${whats[$i]}" "${filters[$i]}" $(( $(date +%s) - t0 ))
+  else
+    outcome=KILLED
+    printf 'KILLED    %-24s %s  [%s, %d s]\n' "$id" "${whats[$i]}" "${filters[$i]}" $(( $(date +%s) - t0 ))
+  fi
+  cp "$SCRATCH/orig$k" "$file"
+  touch "$file"  # newer than the mutant's objects: the next build recompiles it (a ccache hit)
+  echo "$outcome" >"$SCRATCH/results/$i"
+}
+# The queue's next entry (an index into queue), or nothing when it is empty; one lane at a time.
+take() {
+  local next
+  {
+    flock 9
+    next=$(cat "$SCRATCH/next")
+    echo $((next + 1)) >"$SCRATCH/next"
+  } 9>"$SCRATCH/next.lock"
+  ((next < ${#queue[@]})) && echo "$next"
+  return 0
+}
+lane() {
+  local k=$1 q
+  while q=$(take) && [[ -n "$q" ]]; do run_mutant "$k" "${queue[$q]}"; done
+}
+echo 0 >"$SCRATCH/next"
+if ((LANES > 1)) && command -v flock >/dev/null 2>&1; then
+  pids=()
+  for ((k = 1; k <= LANES; ++k)); do
+    lane "$k" &
+    pids+=($!)
+  done
+  wait "${pids[@]}" || true  # (a lane that stopped early leaves outcomes missing: counted below)
+else
+  for i in "${queue[@]}"; do run_mutant 1 "$i"; done
+fi
+for i in "${queue[@]}"; do
+  case "$(cat "$SCRATCH/results/$i" 2>/dev/null || echo LOST)" in
+    KILLED) killed=$((killed + 1)) ;;
+    SURVIVED) ;;
+    ERROR) errors=$((errors + 1)) ;;
+    *)
+      printf 'ERROR     %-24s no outcome recorded (its lane stopped)\n' "${ids[$i]}"
+      errors=$((errors + 1))
+      ;;
+  esac
+done
+
+echo "mutants: $(( $(date +%s) - start )) s in all ($LANES lane$( ((LANES > 1)) && echo s)), load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 echo "mutants: $killed of $n killed$( ((not_run)) && echo " ($not_run not run: this CPU lacks what they need)")"
 if (( errors > 0 )); then exit 2; fi
 if (( n > 0 && killed * 10 < n * 9 )); then exit 1; fi
