@@ -469,6 +469,33 @@ TEST_CASE("sweep local: a point killed with an earlier launcher ends before the 
   fs::remove_all(out);
 }
 
+TEST_CASE("sweep local: a finished point killed before it recorded its end ends as the next launcher starts",
+          "[sweep][cli]") {
+  const std::string out = fresh_dir("sweep_killed_finished");
+  const std::string cmd = std::string("sweep ") + kBase + " --grid seed=1,2 --out " + out;
+  REQUIRE(run_nntrain(cmd + " --dry-run").exit_code == 0);
+  // Point 0 trains to the end, then its process is killed after the summary was written and
+  // before its end was recorded: finished (not rerun), but its run has no end.
+  REQUIRE(run_nntrain("sweep --run-point " + out + " 0 --jobs 1").exit_code == 0);
+  const std::string file = out + "/points/000/sweep-run.json";
+  json info = read_json(file);
+  REQUIRE(info.contains("finished_unix"));
+  info.erase("finished_unix");
+  std::ofstream(file) << info.dump();
+  // The next launcher runs point 1 only; point 0's run ended by the time it took the lock.
+  const auto r = run_nntrain(cmd);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("2 points, 1 finished earlier, 1 to run"));
+  const json closed = read_json(file);
+  REQUIRE(closed.contains("finished_unix"));
+  CHECK(closed["finished_unix"].get<double>() <= read_json(out + "/points/001/sweep-run.json")["started_unix"].get<double>());
+  const json rows = read_json(out + "/results.json")["rows"];
+  CHECK(rows[0]["timing"] == "alone");
+  CHECK(rows[1]["timing"] == "alone");
+  fs::remove_all(out);
+}
+
 TEST_CASE("sweep: a local launcher's points inside a Slurm allocation share its CPUs, and one that ran alone says so",
           "[sweep][slurm]") {
   const std::string out = fresh_dir("sweep_in_alloc");
