@@ -477,6 +477,9 @@ else
   LANES=1
 fi
 ((LANES >= 1)) || LANES=1
+wanted=0
+for id in "${ids[@]}"; do selected "$id" && wanted=$((wanted + 1)); done
+((LANES > wanted && wanted > 0)) && LANES=$wanted  # (MUTANTS_ONLY=one: no second copy to build)
 launcher=()
 if ((have_ccache)); then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
