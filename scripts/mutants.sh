@@ -236,6 +236,16 @@ mutant pool-lost-wakeup kernels/cpu/thread_pool.cpp '[pool]' \
   'sleepers_.fetch_add(1, std::memory_order_seq_cst);' \
   '(void)0;' \
   'thread pool: a worker going to sleep is not counted, so no region wakes it again'
+# A region ends only once every worker inside it has left (ThreadPool::run).
+mutant pool-leave-unwaited kernels/cpu/thread_pool.cpp '[pool]' \
+  'p.load(std::memory_order_seq_cst) == inside;' \
+  'false;' \
+  'thread pool: run() returns while a worker that joined is still running its part'
+# The chunks done in a step: only the threads' lines that carry the step's number count.
+mutant done-stale-lines kernels/cpu/cpu_fast.cpp '[determinism]' \
+  'if ((v >> kClaimShift) == a.seq) n += int64_t(v & kClaimMask);' \
+  'n += int64_t(v & kClaimMask);' \
+  'fast backend: the chunks a thread computed in earlier steps count as done in this one'
 # The sweep table's times (sweep --collect).
 mutant sweep-time-ms app/cmd_sweep_collect.cpp 'sweep local: 6 points*' \
   'return s ? seconds_text(*s) : "";' \
