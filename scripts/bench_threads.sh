@@ -3,7 +3,8 @@
 # (an A/B of a change that should matter on big machines, run on the machine that has them).
 #
 #   scripts/bench_threads.sh [--threads 1,2,4,8,16] [--batches full,4096,1024,4096s]
-#                            [--epochs N] [--reps N] [--rounds N] [--out DIR] NNTRAIN [NNTRAIN_B]
+#                            [--epochs N] [--reps N] [--rounds N] [--pin] [--out DIR]
+#                            NNTRAIN [NNTRAIN_B]
 #
 # The reference experiment (configs/peaks.json, 40,000 samples, 2→20→5→1, Adam) from the same
 # initial weights; a batch is `full`, a size (unshuffled rows) or a size with `s` (shuffled).
@@ -12,14 +13,16 @@
 # round (default 3) runs each cell with A then B, the next round B then A, so that a drift of
 # the machine falls on both. Threads default to 1, 2, 4, … up to the CPU count, and it.
 # Where nntrain_region_cost sits beside a binary (bench/region_cost.cpp), its cost of one
-# parallel region is timed in each round too.
+# parallel region is timed in each round too. --pin runs each cell of t threads on CPUs
+# 1 … t (taskset; 0 … t-1 when t is the CPU count), so that A and B run on the same cores: for
+# telling a change from the host's placement noise, not for the figures users would see.
 # Prints µs per step, every round, the median, and B ÷ A of the medians; the raw figures go to
 # DIR/threads.jsonl (default: a temporary folder, removed). The load average is printed
 # before and after. A measurement tool: it asserts nothing about the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-threads="" batches="full,4096,1024" epochs=300 reps=3 rounds=3 out=""
+threads="" batches="full,4096,1024" epochs=300 reps=3 rounds=3 out="" pin=0
 while (($#)); do
   case "$1" in
     --threads) threads=$2; shift 2 ;;
@@ -28,7 +31,8 @@ while (($#)); do
     --reps) reps=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --pin) pin=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) echo "bench_threads.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -70,7 +74,12 @@ for ((r = 1; r <= rounds; r++)); do
         *) args=(train.batch_size="$b" train.shuffle=false) ;;
       esac
       for th in "${T[@]}"; do
-        j=$("$bin" --config configs/peaks.json --device cpu --backend fast --quiet --json --init-model "$out/init.json" \
+        pinned=()
+        if ((pin)); then
+          first=$((th < $(nproc) ? 1 : 0))
+          pinned=(taskset -c "$first-$((first + th - 1))")
+        fi
+        j=$("${pinned[@]}" "$bin" --config configs/peaks.json --device cpu --backend fast --quiet --json --init-model "$out/init.json" \
               --out "$out/run" --threads "$th" train.epochs="$e" timing.repeats="$reps" timing.warmup_epochs="$e" "${args[@]}")
         python3 -c 'import json,sys; j=json.loads(sys.argv[1]); r=j["runs"][0] if "runs" in j else j
 steps=r["epochs"]*(-(-40000//int(sys.argv[5])) if sys.argv[5]!="0" else 1)

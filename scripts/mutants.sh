@@ -241,6 +241,10 @@ mutant pool-leave-unwaited kernels/cpu/thread_pool.cpp '[pool]' \
   'p.load(std::memory_order_seq_cst) == inside;' \
   'false;' \
   'thread pool: run() returns while a worker that joined is still running its part'
+mutant pool-shared-leave-unwaited kernels/cpu/thread_pool.cpp '[pool]' \
+  '(state_.load(std::memory_order_acquire) & kInside) != 0;' \
+  'false;' \
+  'thread pool: a two-thread region returns while its worker is still running its part'
 # The chunks done in a step: only the threads' lines that carry the step's number count.
 mutant done-stale-lines kernels/cpu/cpu_fast.cpp '[determinism]' \
   'if ((v >> kClaimShift) == a.seq) n += int64_t(v & kClaimMask);' \

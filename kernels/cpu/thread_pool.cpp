@@ -59,12 +59,24 @@ void ThreadPool::run(const std::function<void(int)>& fn, int threads) {
   // sees it counted in sleepers_ (worker()). Without a sleeper, no mutex and no notify: on
   // two cores they were ~0.2 us of thread 0's time before its fn(0) (rdtsc, 2026-11-25).
   const uint64_t gen = ((state_.load(std::memory_order_relaxed) >> 32) + 1) & 0xffffffffu;
-  state_.store(gen << 32, std::memory_order_seq_cst);
+  const bool shared = threads <= kSharedJoinMax;
+  state_.store((gen << 32) | (shared ? kShared : 0), std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     wake_.notify_all();
   }
   fn(0);
+  if (shared) {
+    // Close the region: late workers skip it. Then wait for those inside (they hold items).
+    state_.fetch_or(kClosed, std::memory_order_acq_rel);
+    for (unsigned spins = 0; (state_.load(std::memory_order_acquire) & kInside) != 0; ++spins) {
+      if (spins < 4096)
+        NN_PAUSE();
+      else
+        std::this_thread::yield();
+    }
+    return;
+  }
   // A worker joins a generation at most once: one that has been in and out of this region
   // cannot come back to it. When every taking part worker has (the common case: thread 0's
   // part ends last, with the reduction), the region needs no closing, and thread 0 saves the
@@ -112,6 +124,20 @@ void ThreadPool::worker(int index) {
     if (stop_.load()) return;
     if (index >= active_.load(std::memory_order_relaxed)) continue;  // not needed this time
     if (s & kClosed) continue;  // closed before this worker came to it
+    if (s & kShared) {
+      // Join through the shared count unless the region has closed (or moved on) meanwhile.
+      bool joined = false;
+      while ((s >> 32) == seen && !(s & kClosed)) {
+        if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+          joined = true;
+          break;
+        }
+      }
+      if (!joined) continue;
+      (*fn_)(index);
+      state_.fetch_sub(1, std::memory_order_acq_rel);
+      continue;
+    }
     // Join: announce, then check that the region is still open (run() says why this order).
     presence.store((seen << 1) | 1, std::memory_order_seq_cst);
     if (state_.load(std::memory_order_seq_cst) != (seen << 32)) {

@@ -36,11 +36,16 @@ class ThreadPool {
   // `threads` (1 … size(), 0 = all) bounds the threads that take part: workers with an
   // index >= threads skip the region.
   //
-  // Nothing shared is read-modify-written per worker: a region costs thread 0 two stores to
-  // the line the workers poll (open, close) and one read of each taking part worker's own
-  // line; each worker writes only its own line (joined, left). On a 16-core Xeon one shared
-  // counter that every worker joined and left through cost ~7.8 us per region
-  // (docs/ARCHITECTURE.md, "Measured on 16 cores"): ~350 ns per transfer, serialised.
+  // How a worker joins and leaves: with more than kSharedJoinMax threads, through its own
+  // line: a region costs thread 0 one store to the line the workers poll (two when it must
+  // close the region on a late worker) and a read of each taking part worker's line (misses
+  // that overlap); each worker writes only its own line. With two, through a count in the
+  // polled line itself (a read-modify-write to join and one to leave), which moves one line
+  // between the two cores instead of two. Measured on a 16-core Xeon (docs/BENCHMARKS.md,
+  // "Sixteen cores: one line per worker"): a region in which each thread reports and thread
+  // 0 waits for all costs 0.5 us with the count and 0.7 with the lines on 2 threads, 1.0
+  // and 0.7-0.8 on 4, 2.7 and 0.9 on 8, 6.2-6.4 and 1.0-1.1 on 16: on the one shared line,
+  // each worker's join and leave queue behind the others'.
   void run(const std::function<void(int)>& fn, int threads = 0);
 
  private:
@@ -48,8 +53,12 @@ class ThreadPool {
   void shut_down();  // stops and joins every worker
 
   std::vector<std::thread> workers_;
-  // state_: generation << 32 | closed bit. Written by thread 0 only (and shut_down).
+  static constexpr int kSharedJoinMax = 2;
+  // state_: generation << 32 | closed bit | shared-count bit | number of workers inside (with
+  // the shared count; else 0, and only thread 0 and shut_down write state_).
   static constexpr uint64_t kClosed = uint64_t(1) << 31;
+  static constexpr uint64_t kShared = uint64_t(1) << 30;
+  static constexpr uint64_t kInside = kShared - 1;
   // What a spinning worker reads to start a region, in one cache line of its own (a line the
   // workers poll: whatever else lived in it would move between cores with it).
   alignas(64) std::atomic<uint64_t> state_{0};
