@@ -16,7 +16,7 @@
 // step-like fn has thread 0 do the missing reports itself after a while, like the backend's
 // thread 0 takes the chunks that are left. A measurement tool: nothing asserts its figures.
 // The source depends only on thread_pool.hpp, so that an older pool can be timed with the same
-// file (docs/BENCHMARKS.md, "Sixteen cores, one line per worker").
+// file (docs/BENCHMARKS.md, "Sixteen cores: one line per worker").
 #include <algorithm>
 #include <atomic>
 #include <chrono>
