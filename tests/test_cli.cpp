@@ -186,6 +186,7 @@ TEST_CASE("a bad fast-backend environment knob exits 2 naming the variable", "[c
   const std::pair<const char*, const char*> knobs[] = {{"NNTRAIN_FAST_GATHER_AHEAD=2", "NNTRAIN_FAST_GATHER_AHEAD"},
                                                        {"NNTRAIN_FAST_FWD_COLS=3", "NNTRAIN_FAST_FWD_COLS"},
                                                        {"NNTRAIN_FAST_BLAS_MIN=x", "NNTRAIN_FAST_BLAS_MIN"},
+                                                       {"NNTRAIN_FAST_PHASES=2", "NNTRAIN_FAST_PHASES"},
                                                        {"NNTRAIN_FAST_ISA=sse9", "sse9"}};
   for (const auto& [env, names] : knobs) {
     INFO(env);
@@ -198,6 +199,29 @@ TEST_CASE("a bad fast-backend environment knob exits 2 naming the variable", "[c
     CHECK(summary["status"] == "failed");
     CHECK(summary["failed_device"] == "cpu");
     CHECK_THAT(summary["error"].get<std::string>(), Catch::Contains(names));
+  }
+}
+
+TEST_CASE("NNTRAIN_FAST_PHASES=1 reports each thread's phases and changes no result", "[cli]") {
+  // The diagnostic (docs/CONFIG.md) only reads clocks: the model must be the same bits as
+  // without it, on 2 threads with a shared reduction (full batch) and with thread 0 reducing
+  // alone (batches of 1024).
+  for (const char* batch : {"train.batch_size=0", "train.batch_size=1024"}) {
+    INFO(batch);
+    const std::string plain = fresh_dir("phases_off"), timed = fresh_dir("phases_on");
+    const std::string args = std::string("--config configs/peaks.json --device cpu --backend fast --threads 2 ") +
+                             "--epochs 3 --quiet " + batch + " --out ";
+    const auto a = run_nntrain(args + plain);
+    const auto b = run_nntrain(args + timed, "NNTRAIN_FAST_PHASES=1");
+    REQUIRE(a.exit_code == 0);
+    REQUIRE(b.exit_code == 0);
+    CHECK(slurp(plain + "/model.json") == slurp(timed + "/model.json"));
+    CHECK_THAT(a.err, !Catch::Contains("phases"));
+    CHECK_THAT(b.err, Catch::Contains("fast backend phases (NNTRAIN_FAST_PHASES=1)"));
+    CHECK_THAT(b.err, Catch::Contains("thread  0:"));
+    CHECK_THAT(b.err, Catch::Contains("reduction and update"));
+    fs::remove_all(plain);
+    fs::remove_all(timed);
   }
 }
 

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
@@ -183,6 +184,26 @@ bool pick_gather_ahead(int requested) {
   return true;
 }
 
+// NNTRAIN_FAST_PHASES=1 (docs/CONFIG.md): a diagnostic of where the steps' time goes, per
+// thread, printed to stderr when the backend is destroyed. Off (the default), each of a
+// step's phase points costs one predictable branch.
+bool pick_phases() {
+  const char* env = std::getenv("NNTRAIN_FAST_PHASES");
+  if (!env || !*env || std::strcmp(env, "0") == 0) return false;
+  if (std::strcmp(env, "1") == 0) return true;
+  throw UsageError(std::string("NNTRAIN_FAST_PHASES: not 0 or 1: ") + env);
+}
+
+// A cheap timestamp for the phases: the TSC where there is one (calibrated against the
+// steady clock over the backend's life), else the steady clock's nanoseconds.
+inline uint64_t phase_ticks() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_ia32_rdtsc();
+#else
+  return uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+
 int pick_blas_min(int requested) {
   if (requested >= 0) return requested;
   if (const char* env = std::getenv("NNTRAIN_FAST_BLAS_MIN"); env && *env) {
@@ -226,6 +247,9 @@ class CpuFastBackend final : public Backend {
     late_worker_ = tuning.late_worker;
     const bool ahead = pick_gather_ahead(tuning.gather_ahead);  // (checked whatever the batches)
     wait_for_ahead_ = tuning.wait_for_ahead;
+    phases_ = pick_phases();
+    phase_clock0_ = std::chrono::steady_clock::now();
+    phase_tick0_ = phase_ticks();
     tiles_ahead_used_ = tuning.tiles_ahead_used;
     const int L = spec_.layers();
     blas_min_ = pick_blas_min(tuning.blas_min_width);
@@ -339,6 +363,7 @@ class CpuFastBackend final : public Backend {
         t.rows.assign(size_t(tile_), 0);
       }
     claims_.reset(new ClaimCounter[size_t(threads_)]);
+    phase_.reset(new PhaseSums[size_t(threads_)]);
     done_.reset(new ClaimCounter[size_t(threads_)]);
     step_fn_ = [this](int tid) { step_body(tid); };
     // The pool holds the threads a step can use and no more. A worker that no step needs
@@ -378,6 +403,10 @@ class CpuFastBackend final : public Backend {
     optim_.reset();
     epoch_ = 0;
   }
+  ~CpuFastBackend() override {
+    if (phases_) report_phases();
+  }
+
   Params params() override { return Params{spec_, std::vector<float>(pw_[pin_].p, pw_[pin_].p + P_)}; }
 
   double train(int epochs, float* losses) override {
@@ -414,6 +443,7 @@ class CpuFastBackend final : public Backend {
     int use, fill, next_b;
     long long next_epoch;
     ShuffleKey next_key;
+    uint64_t t0;  // phase_ticks() at the step's start (NNTRAIN_FAST_PHASES only)
   };
 
   // One batch: loss and gradient over its chunks, then one optimiser step. Returns the loss.
@@ -476,6 +506,7 @@ class CpuFastBackend final : public Backend {
     a.blocks = (P_ + a.per - 1) / a.per;
     a.w = pw_[pin_].p;
     a.w_next = a.threads > 1 ? pw_[pin_ ^ 1].p : pw_[pin_].p;
+    if (phases_) a.t0 = phase_ticks();
     if (a.threads > 1) {
       pool_->run(step_fn_, a.threads);
       pin_ ^= 1;
@@ -483,6 +514,11 @@ class CpuFastBackend final : public Backend {
       pool_->run(step_fn_, 2);  // thread 0 the step (w_next is w), worker 1 the next tile
     } else {
       step_body(0);  // one thread for this step (a small batch: waking the pool would only add latency)
+    }
+    if (phases_) {
+      const uint64_t t = phase_ticks();
+      phase_[0].tail += t - phase_[0].last;
+      phase_[0].total += t - a.t0;
     }
     double loss = 0;
     for (int c = 0; c < a.chunks; ++c) loss += double(slots_.p[size_t(c) * slot_stride_ + P_]);
@@ -497,6 +533,7 @@ class CpuFastBackend final : public Backend {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     const StepArgs& a = cur_;
     Scratch& s = scratch_[size_t(tid)];
+    const uint64_t t_enter = phases_ ? phase_ticks() : 0;
     if (tid >= a.threads) {  // the worker gathering ahead (a one-chunk step: a.threads is 1)
       if (a.fill < 0) return;
       if (wait_for_ahead_) ahead_joined_.store(true, std::memory_order_release);
@@ -524,10 +561,19 @@ class CpuFastBackend final : public Backend {
         run_chunk(s, a.b, a.key, a.count, a.chunks, int(c));
     }
     if (mine > 0) done_[size_t(tid)].v.store((a.seq << kClaimShift) | uint64_t(mine), std::memory_order_release);
+    const uint64_t t_chunks = phases_ ? phase_ticks() : 0;
+    if (phases_) {
+      PhaseSums& ph = phase_[size_t(tid)];
+      ++ph.steps;
+      ph.enter += t_enter - a.t0;
+      ph.chunks += t_chunks - t_enter;
+      ph.last = t_chunks;
+    }
     if (!a.shared_reduce && tid != 0) return;
     // Every chunk was claimed by a thread inside the region, which finishes it without
     // waiting for anyone, so this wait ends.
     for (unsigned spins = 0; chunks_done(a) < a.chunks; ++spins) wait_a_little(spins);
+    const uint64_t t_wait = phases_ ? phase_ticks() : 0;
     // The parameter blocks, claimed as the chunks were (the same counters, the next tag).
     const int reducers = a.shared_reduce ? a.threads : 1;
     for (int k = 0; k < reducers; ++k) {
@@ -535,9 +581,37 @@ class CpuFastBackend final : public Backend {
       for (int64_t blk; (blk = claim(owner, 2 * a.seq + 1, int64_t(a.blocks), reducers)) >= 0;)
         reduce_update(a, size_t(blk) * a.per, std::min(P_, size_t(blk + 1) * a.per));
     }
+    if (phases_) {
+      PhaseSums& ph = phase_[size_t(tid)];
+      ph.last = phase_ticks();
+      ph.wait += t_wait - t_chunks;
+      ph.reduce += ph.last - t_wait;
+    }
     // (Tests: the region stays open until the worker gathering ahead has joined it.)
     if (tid == 0 && a.fill >= 0 && wait_for_ahead_ && absent_worker_ != a.threads)
       for (unsigned spins = 0; !ahead_joined_.load(std::memory_order_acquire); ++spins) wait_a_little(spins);
+  }
+
+  // NNTRAIN_FAST_PHASES: the mean of each phase per step, in microseconds, to stderr.
+  void report_phases() const {
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - phase_clock0_).count();
+    const double per_us = us > 0 ? double(phase_ticks() - phase_tick0_) / us : 1.0;
+    const PhaseSums& p0 = phase_[0];
+    if (p0.steps == 0) return;
+    auto mean = [&](uint64_t sum, uint64_t n) { return n ? double(sum) / per_us / double(n) : 0.0; };
+    std::string out = fmt::format(
+        "nntrain: fast backend phases (NNTRAIN_FAST_PHASES=1), us per step, mean over {} steps on up to {} threads: "
+        "step {:.3f}; thread 0 after its reduction until the region's end {:.3f}\n",
+        p0.steps, threads_, mean(p0.total, p0.steps), mean(p0.tail, p0.steps));
+    for (int t = 0; t < threads_; ++t) {
+      const PhaseSums& p = phase_[size_t(t)];
+      if (p.steps == 0) continue;
+      out += fmt::format("  thread {:2}: {} steps; start {:.3f}, chunks {:.3f}, wait for the last chunk {:.3f}, "
+                         "reduction and update {:.3f}\n",
+                         t, p.steps, mean(p.enter, p.steps), mean(p.chunks, p.steps), mean(p.wait, p.steps),
+                         mean(p.reduce, p.steps));
+    }
+    std::fputs(out.c_str(), stderr);
   }
 
   // The chunks computed so far in the current step: the threads' done_ lines that carry its
@@ -913,6 +987,17 @@ class CpuFastBackend final : public Backend {
   TileAhead ahead_[2];
   alignas(64) StepArgs cur_{};
   uint64_t step_seq_ = 0;
+  // NNTRAIN_FAST_PHASES: per thread, in its own line, sums of ticks over the steps it took
+  // part in: from the step's start to its part's start (a worker's wake-up), its chunks, its
+  // wait for the last chunk, its share of the reduction and update; thread 0 also from its
+  // reduction's end to the region's end (the workers' leaving) and the whole step.
+  bool phases_ = false;
+  struct alignas(64) PhaseSums {
+    uint64_t steps = 0, enter = 0, chunks = 0, wait = 0, reduce = 0, tail = 0, total = 0, last = 0;
+  };
+  std::unique_ptr<PhaseSums[]> phase_;
+  std::chrono::steady_clock::time_point phase_clock0_;
+  uint64_t phase_tick0_ = 0;
   // One claim counter per thread (claim()), each in its own cache line.
   static constexpr int kClaimShift = 24;  // chunks per batch < 2^24 (chunk_count: <= 2^20)
   static constexpr uint64_t kClaimMask = (uint64_t(1) << kClaimShift) - 1;
