@@ -15,7 +15,9 @@
 #      CPU one included);
 #   4. the fast CPU backend on the machine's cores: threads 1..all on the full batch
 #      (40,000 and 250,000 samples) and on shuffled batches of 256, 1024 and 4096, and
-#      scripts/bench_cpu.sh --minibatch-only
+#      scripts/bench_cpu.sh --minibatch-only; where a step's time goes on all the cores
+#      (NNTRAIN_FAST_PHASES=1: full batch, batches 4096 and 1024); and the one-thread
+#      batch-4096 row pinned to one core, 6 runs (its unexplained slow mode, docs/BENCHMARKS.md)
 #      (PROFILE_CPU=0: not this part).
 # The logs are packed into $OUT/gpu-profile.tgz; the summary is printed last. BUDGET seconds
 # (default 300) bound the whole, as in gpu-check.sh.
@@ -133,6 +135,21 @@ if [ "${PROFILE_CPU:-1}" != 0 ]; then
     NNTRAIN=$NN step "cpu: bench_cpu.sh --minibatch-only" bench_cpu_mb.log 120 scripts/bench_cpu.sh --minibatch-only \
       --epochs-mb 300 --reps 3
   else row "cpu: bench_cpu.sh --minibatch-only" "NOT RUN (no C compiler for the FMA loop)"; fi
+  # Each thread's part of a step on all the cores (docs/CONFIG.md, NNTRAIN_FAST_PHASES).
+  for b in 0 4096 1024; do
+    e=$([ $b = 0 ] && echo 2000 || echo 300)
+    NNTRAIN_FAST_PHASES=1 step "cpu: phases, $N threads, batch $b" "cpu_phases_b$b.log" 30 "$NN" \
+      --config configs/peaks.json --device cpu --threads "$N" --quiet --out "$W/phases_run" \
+      train.batch_size=$b train.shuffle=false train.epochs=$e
+  done
+  # One thread, batch 4096, pinned to CPU 1: µs per step of 6 runs (min of 3 repeats each).
+  step "cpu: 1 thread pinned, batch 4096, 6 runs" cpu_pinned_4096.log 60 bash -c '
+    for i in 1 2 3 4 5 6; do
+      taskset -c 1 "$1" --config configs/peaks.json --device cpu --threads 1 --quiet --json --out "$2" \
+        train.batch_size=4096 train.shuffle=false train.epochs=300 timing.repeats=3 timing.warmup_epochs=300 |
+        python3 -c "import json, sys; j = json.load(sys.stdin); r = j[\"runs\"][0] if \"runs\" in j else j
+print(\"%.2f us per step\" % (1e6 * min(r[\"train_seconds_repeats\"]) / (r[\"epochs\"] * 10)))" || exit 1
+    done' _ "$NN" "$W/pinned_run"
 fi
 
 echo "load $(cat /proc/loadavg)" >"$W/load_end.txt"
@@ -152,4 +169,8 @@ for grid in 10 50 200; do
     "$W/ncu_$grid.csv" | awk -F'","' '{printf "  %-40s %s %s\n", $(NF-2), $NF, $(NF-1)}' | tr -d '"' | head -20
 done
 echo; grep -E "^(\||FMA|###|A 256)" "$W/bench_cpu_mb.log" 2>/dev/null | head -40
+for b in 0 4096 1024; do
+  [ -f "$W/cpu_phases_b$b.log" ] && { echo; echo "phases, batch $b:"; grep -E "fast backend phases|^  thread " "$W/cpu_phases_b$b.log" | head -18; }
+done
+[ -f "$W/cpu_pinned_4096.log" ] && { echo; echo "1 thread pinned, batch 4096:"; cat "$W/cpu_pinned_4096.log"; }
 exit 0
