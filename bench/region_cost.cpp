@@ -12,9 +12,8 @@
 //   step_ns   fn as a step uses it: each thread reports one item done (the fast backend
 //             writes a per-thread line, as this does), and thread 0 waits until every taking
 //             part thread has reported before it returns (the wait before the reduction)
-// A worker that misses a region (descheduled) shows up as a wait, not as an error: the
-// step-like fn has thread 0 do the missing reports itself after a while, like the backend's
-// thread 0 takes the chunks that are left. A measurement tool: nothing asserts its figures.
+// A worker that misses a region (descheduled) shows up as a wait of up to ~50 us, not as an
+// error. A measurement tool: nothing asserts its figures.
 // The source depends only on thread_pool.hpp, so that an older pool can be timed with the same
 // file (docs/BENCHMARKS.md, "Sixteen cores: one line per worker").
 #include <algorithm>
@@ -51,9 +50,9 @@ double time_regions(nntrain::ThreadPool& pool, int t, int regions, int reps, boo
   const std::function<void(int)> step = [&](int tid) {
     done[size_t(tid)].v.store(seq, std::memory_order_release);
     if (tid != 0) return;
-    // Thread 0 waits for every thread's report; after ~50 us it reports for the missing ones
-    // (a worker that did not join this region: it never will, the region is still open and
-    // only thread 0 closes it, but it may join late and would then report a stale step).
+    // Thread 0 waits for every thread's report, for at most ~50 us: a worker descheduled
+    // by the host may not join in time, and the pool lets a late worker skip the region
+    // (its missing report then counts as that much waiting, not as an error).
     const auto give_up = Clock::now() + std::chrono::microseconds(50);
     for (int w = 1; w < t; ++w) {
       for (unsigned spins = 0; done[size_t(w)].v.load(std::memory_order_acquire) != seq; ++spins) {

@@ -37,9 +37,10 @@ class ThreadPool {
   // index >= threads skip the region.
   //
   // How a worker joins and leaves: with more than kSharedJoinMax threads, through its own
-  // line: a region costs thread 0 one store to the line the workers poll (two when it must
-  // close the region on a late worker) and a read of each taking part worker's line (misses
-  // that overlap); each worker writes only its own line. With two, through a count in the
+  // line: a region costs thread 0 one store to the line the workers poll (two when a worker
+  // has not been in and out by the end of thread 0's part: the region must then be closed)
+  // and a read of each taking part worker's line (misses that overlap); each worker writes
+  // only its own line. With two, through a count in the
   // polled line itself (a read-modify-write to join and one to leave), which moves one line
   // between the two cores instead of two. Measured on a 16-core Xeon (docs/BENCHMARKS.md,
   // "Sixteen cores: one line per worker"): a region in which each thread reports and thread
