@@ -13,7 +13,7 @@
 # round (default 3) runs each cell with A then B, the next round B then A, so that a drift of
 # the machine falls on both. Threads default to 1, 2, 4, … up to the CPU count, and it.
 # Where nntrain_region_cost sits beside a binary (bench/region_cost.cpp), its cost of one
-# parallel region is timed in each round too. --pin runs each cell of t threads on CPUs
+# parallel region is timed in each round too (REGIONS regions a timing, default 20,000). --pin runs each cell of t threads on CPUs
 # 1 … t (taskset; 0 … t-1 when t is the CPU count), so that A and B run on the same cores: for
 # telling a change from the host's placement noise, not for the figures users would see.
 # Prints µs per step, every round, the median, and B ÷ A of the medians; the raw figures go to
@@ -64,7 +64,7 @@ for ((r = 1; r <= rounds; r++)); do
     bin=${bins[$i]}
     region=$(dirname "$bin")/nntrain_region_cost
     if [[ -x $region && -n $multi ]]; then
-      "$region" --threads "$multi" --reps 3 | sed "s/^{/{\"round\": $r, \"bin\": $i, \"kind\": \"region\", /" >>"$out/threads.jsonl"
+      "$region" --threads "$multi" --reps 3 --regions "${REGIONS:-20000}" | sed "s/^{/{\"round\": $r, \"bin\": $i, \"kind\": \"region\", /" >>"$out/threads.jsonl"
     fi
     for b in "${B[@]}"; do
       args=() e=$epochs
