@@ -18,6 +18,15 @@ namespace {
 // epochs (the gradient reduction and the Adam step), short enough not to burn a core when
 // training has stopped.
 constexpr auto kSpinFor = std::chrono::microseconds(500);
+
+// A step of thread 0's wait for the workers inside a region: pause, and yield to the OS after
+// a while (a worker descheduled on a busy machine).
+void wait_a_little(unsigned spins) {
+  if (spins < 4096)
+    NN_PAUSE();
+  else
+    std::this_thread::yield();
+}
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) : presence_(new Presence[size_t(std::max(threads, 1))]) {
@@ -69,12 +78,7 @@ void ThreadPool::run(const std::function<void(int)>& fn, int threads) {
   if (shared) {
     // Close the region: late workers skip it. Then wait for those inside (they hold items).
     state_.fetch_or(kClosed, std::memory_order_acq_rel);
-    for (unsigned spins = 0; (state_.load(std::memory_order_acquire) & kInside) != 0; ++spins) {
-      if (spins < 4096)
-        NN_PAUSE();
-      else
-        std::this_thread::yield();
-    }
+    for (unsigned spins = 0; (state_.load(std::memory_order_acquire) & kInside) != 0; ++spins) wait_a_little(spins);
     return;
   }
   // A worker joins a generation at most once: one that has been in and out of this region
@@ -94,12 +98,7 @@ void ThreadPool::run(const std::function<void(int)>& fn, int threads) {
   state_.store((gen << 32) | kClosed, std::memory_order_seq_cst);
   for (; w < threads; ++w) {
     const std::atomic<uint64_t>& p = presence_[size_t(w - 1)].v;
-    for (unsigned spins = 0; p.load(std::memory_order_seq_cst) == inside; ++spins) {
-      if (spins < 4096)
-        NN_PAUSE();
-      else
-        std::this_thread::yield();
-    }
+    for (unsigned spins = 0; p.load(std::memory_order_seq_cst) == inside; ++spins) wait_a_little(spins);
   }
 }
 
