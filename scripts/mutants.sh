@@ -250,6 +250,15 @@ mutant done-stale-lines kernels/cpu/cpu_fast.cpp '[determinism]' \
   'if ((v >> kClaimShift) == a.seq) n += int64_t(v & kClaimMask);' \
   'n += int64_t(v & kClaimMask);' \
   'fast backend: the chunks a thread computed in earlier steps count as done in this one'
+# NNTRAIN_FAST_PHASES's medians (phase_hist.hpp).
+mutant phase-hist-octave-only kernels/cpu/phase_hist.hpp '[phases]' \
+  'return (e - kSubBits + 1) * kSub + int((v >> (e - kSubBits)) & uint64_t(kSub - 1));' \
+  'return (e - kSubBits + 1) * kSub + int((v >> (e - kSubBits)) & uint64_t(kSub / 2 - 1));' \
+  'phase histogram: a bit of each value dropped, 16 buckets an octave used of 32'
+mutant phase-hist-bucket-low kernels/cpu/phase_hist.hpp '[phases]' \
+  'if (seen >= rank) return b < kSub ? double(b) : 0.5 * (low(b) + low(b + 1));' \
+  'if (seen >= rank) return b < kSub ? double(b) : low(b + 1);' \
+  "phase histogram: a quantile read back as its bucket's upper end"
 # The sweep table's times (sweep --collect).
 mutant sweep-time-ms app/cmd_sweep_collect.cpp 'sweep local: 6 points*' \
   'return s ? seconds_text(*s) : "";' \

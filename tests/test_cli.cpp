@@ -220,6 +220,8 @@ TEST_CASE("NNTRAIN_FAST_PHASES=1 reports each thread's phases and changes no res
     CHECK_THAT(b.err, Catch::Contains("fast backend phases (NNTRAIN_FAST_PHASES=1)"));
     CHECK_THAT(b.err, Catch::Contains("thread  0:"));
     CHECK_THAT(b.err, Catch::Contains("reduction and update"));
+    CHECK_THAT(b.err, Catch::Contains("mean / median over"));
+    CHECK_THAT(b.err, Catch::Contains("90th percentile"));
     fs::remove_all(plain);
     fs::remove_all(timed);
   }

@@ -38,6 +38,7 @@
 #include "cpu_fast_partition.hpp"
 #include "errors.hpp"
 #include "optimizer.hpp"
+#include "phase_hist.hpp"
 #include "sysinfo.hpp"
 #include "thread_pool.hpp"
 
@@ -363,7 +364,7 @@ class CpuFastBackend final : public Backend {
         t.rows.assign(size_t(tile_), 0);
       }
     claims_.reset(new ClaimCounter[size_t(threads_)]);
-    phase_.reset(new PhaseSums[size_t(threads_)]);
+    if (phases_) phase_.reset(new PhaseSums[size_t(threads_)]);
     done_.reset(new ClaimCounter[size_t(threads_)]);
     step_fn_ = [this](int tid) { step_body(tid); };
     // The pool holds the threads a step can use and no more. A worker that no step needs
@@ -517,8 +518,11 @@ class CpuFastBackend final : public Backend {
     }
     if (phases_) {
       const uint64_t t = phase_ticks();
-      phase_[0].tail += t - phase_[0].last;
-      phase_[0].total += t - a.t0;
+      PhaseSums& ph = phase_[0];
+      ph.tail += t - ph.last;
+      ph.total += t - a.t0;
+      ph.h_tail.add(t - ph.last);
+      ph.h_total.add(t - a.t0);
     }
     double loss = 0;
     for (int c = 0; c < a.chunks; ++c) loss += double(slots_.p[size_t(c) * slot_stride_ + P_]);
@@ -568,6 +572,8 @@ class CpuFastBackend final : public Backend {
       ph.enter += t_enter - a.t0;
       ph.chunks += t_chunks - t_enter;
       ph.last = t_chunks;
+      ph.h_enter.add(t_enter - a.t0);
+      ph.h_chunks.add(t_chunks - t_enter);
     }
     if (!a.shared_reduce && tid != 0) return;
     // Every chunk was claimed by a thread inside the region, which finishes it without
@@ -586,30 +592,37 @@ class CpuFastBackend final : public Backend {
       ph.last = phase_ticks();
       ph.wait += t_wait - t_chunks;
       ph.reduce += ph.last - t_wait;
+      ph.h_wait.add(t_wait - t_chunks);
+      ph.h_reduce.add(ph.last - t_wait);
     }
     // (Tests: the region stays open until the worker gathering ahead has joined it.)
     if (tid == 0 && a.fill >= 0 && wait_for_ahead_ && absent_worker_ != a.threads)
       for (unsigned spins = 0; !ahead_joined_.load(std::memory_order_acquire); ++spins) wait_a_little(spins);
   }
 
-  // NNTRAIN_FAST_PHASES: the mean of each phase per step, in microseconds, to stderr.
+  // NNTRAIN_FAST_PHASES: each phase per step, in microseconds, to stderr: its mean and its
+  // median (phase_hist.hpp: the mean alone misleads on a shared machine), and the step's 90th
+  // percentile.
   void report_phases() const {
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - phase_clock0_).count();
     const double per_us = us > 0 ? double(phase_ticks() - phase_tick0_) / us : 1.0;
     const PhaseSums& p0 = phase_[0];
     if (p0.steps == 0) return;
     auto mean = [&](uint64_t sum, uint64_t n) { return n ? double(sum) / per_us / double(n) : 0.0; };
+    auto both = [&](uint64_t sum, const fast::PhaseHist& h) {
+      return fmt::format("{:.3f} / {:.3f}", mean(sum, h.count()), h.quantile(0.5) / per_us);
+    };
     std::string out = fmt::format(
-        "nntrain: fast backend phases (NNTRAIN_FAST_PHASES=1), us per step, mean over {} steps on up to {} threads: "
-        "step {:.3f}; thread 0 after its reduction until the region's end {:.3f}\n",
-        p0.steps, threads_, mean(p0.total, p0.steps), mean(p0.tail, p0.steps));
+        "nntrain: fast backend phases (NNTRAIN_FAST_PHASES=1), us per step, mean / median over {} steps on up to {} "
+        "threads: step {} (90th percentile {:.3f}); thread 0 after its reduction until the region's end {}\n",
+        p0.steps, threads_, both(p0.total, p0.h_total), p0.h_total.quantile(0.9) / per_us, both(p0.tail, p0.h_tail));
     for (int t = 0; t < threads_; ++t) {
       const PhaseSums& p = phase_[size_t(t)];
       if (p.steps == 0) continue;
-      out += fmt::format("  thread {:2}: {} steps; start {:.3f}, chunks {:.3f}, wait for the last chunk {:.3f}, "
-                         "reduction and update {:.3f}\n",
-                         t, p.steps, mean(p.enter, p.steps), mean(p.chunks, p.steps), mean(p.wait, p.steps),
-                         mean(p.reduce, p.steps));
+      out += fmt::format("  thread {:2}: {} steps; start {}, chunks {}, wait for the last chunk {}, "
+                         "reduction and update {}\n",
+                         t, p.steps, both(p.enter, p.h_enter), both(p.chunks, p.h_chunks), both(p.wait, p.h_wait),
+                         both(p.reduce, p.h_reduce));
     }
     std::fputs(out.c_str(), stderr);
   }
@@ -987,13 +1000,15 @@ class CpuFastBackend final : public Backend {
   TileAhead ahead_[2];
   alignas(64) StepArgs cur_{};
   uint64_t step_seq_ = 0;
-  // NNTRAIN_FAST_PHASES: per thread, in its own line, sums of ticks over the steps it took
-  // part in: from the step's start to its part's start (a worker's wake-up), its chunks, its
-  // wait for the last chunk, its share of the reduction and update; thread 0 also from its
-  // reduction's end to the region's end (the workers' leaving) and the whole step.
+  // NNTRAIN_FAST_PHASES: per thread, in its own lines, sums of ticks over the steps it took
+  // part in, and their histograms (for the medians): from the step's start to its part's
+  // start (a worker's wake-up), its chunks, its wait for the last chunk, its share of the
+  // reduction and update; thread 0 also from its reduction's end to the region's end (the
+  // workers' leaving) and the whole step. Allocated only when on.
   bool phases_ = false;
   struct alignas(64) PhaseSums {
     uint64_t steps = 0, enter = 0, chunks = 0, wait = 0, reduce = 0, tail = 0, total = 0, last = 0;
+    fast::PhaseHist h_enter, h_chunks, h_wait, h_reduce, h_tail, h_total;
   };
   std::unique_ptr<PhaseSums[]> phase_;
   std::chrono::steady_clock::time_point phase_clock0_;
