@@ -250,6 +250,19 @@ mutant done-stale-lines kernels/cpu/cpu_fast.cpp '[determinism]' \
   'if ((v >> kClaimShift) == a.seq) n += int64_t(v & kClaimMask);' \
   'n += int64_t(v & kClaimMask);' \
   'fast backend: the chunks a thread computed in earlier steps count as done in this one'
+# Adam with subnormals flushed (cpu_fast_kernels.inc, k_reduce_adam).
+mutant adam-no-flush kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
+  'const FlushSubnormals flush(h.eps >= __FLT_MIN__);' \
+  'const FlushSubnormals flush(false);' \
+  "fast backend: Adam's subnormal moments kept (each operation on them on x86's slow path)"
+mutant adam-flush-tiny-eps kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
+  'const FlushSubnormals flush(h.eps >= __FLT_MIN__);' \
+  'const FlushSubnormals flush(true);' \
+  'fast backend: subnormals flushed in Adam even with a subnormal eps (a zero denominator)'
+mutant adam-mxcsr-leaks kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
+  '    if (on_) __builtin_ia32_ldmxcsr(saved_);' \
+  '    (void)saved_;' \
+  "fast backend: Adam leaves flush-to-zero on in the caller's MXCSR"
 # NNTRAIN_FAST_PHASES's medians (phase_hist.hpp).
 mutant phase-hist-octave-only kernels/cpu/phase_hist.hpp '[phases]' \
   'return (e - kSubBits + 1) * kSub + int((v >> (e - kSubBits)) & uint64_t(kSub - 1));' \

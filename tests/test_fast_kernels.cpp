@@ -1,10 +1,12 @@
 // test_fast_kernels.cpp — the fast CPU backend's fused kernels against the unfused ones they
 // replace, bit for bit, on every kernel set this CPU runs. (That the unfused kernels are
 // right is test_fast_cpu.cpp's and test_fast_sizes.cpp's job, against the reference backend.)
+// And the slot reduction with Adam against nnmath.hpp's scalar adam_update.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "cpu_fast.hpp"
 #include "cpu_fast_kernels.hpp"
 #include "fast_kernels_util.hpp"
+#include "nnmath.hpp"
 
 using namespace nntrain;
 using testutil::kernels_for;
@@ -190,6 +193,83 @@ TEST_CASE("fast kernels: the fused backward keeps the unfused kernels' signed ze
       CHECK(gW0_a.same_bits(gW0_b, gW0_b.n));
       CHECK(gb0_a.same_bits(gb0_b, gb0_b.n));
       CHECK(!std::signbit(gb0_b.p[0]));  // the unfused sum did turn -0 into +0
+    }
+  }
+}
+
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+unsigned mxcsr() { return __builtin_ia32_stmxcsr(); }
+constexpr bool defined_x86() { return true; }
+#else
+unsigned mxcsr() { return 0; }
+constexpr bool defined_x86() { return false; }
+#endif
+
+}  // namespace
+
+TEST_CASE("fast kernels: reduce_adam gives adam_update's bits, and flushes subnormal moments", "[fast][kernels][adam]") {
+  // The slots summed in chunk order in double, rounded to float, then nnmath.hpp's
+  // adam_update (the reference backend's and the GPU's), one parameter at a time, in the
+  // test's own IEEE arithmetic. 171 parameters (a partial last vector), 1, 3 and 16 chunks,
+  // the whole range and one starting a vector in. Parameters 40..59 are a dead unit's:
+  // gradient exactly zero, moments subnormal (decayed). The kernel reads and writes those
+  // as zero where float(eps) is normal (x86), leaving the weight as it is; with eps itself
+  // subnormal it keeps IEEE arithmetic, adam_update's bits throughout.
+  constexpr size_t P = 171, stride = 176;
+  for (const std::string& isa : fast_cpu_isas()) {
+    const fast::Kernels& k = kernels_for(isa);
+    for (double eps : {1e-8, 1e-40}) {
+      for (int chunks : {1, 3, 16}) {
+        for (size_t begin : {size_t(0), size_t(k.lanes)}) {
+          INFO(isa << ": eps " << eps << ", " << chunks << " chunks, from parameter " << begin);
+          const uint32_t s0 = uint32_t(chunks * 10 + int(begin));
+          Buf slots(size_t(chunks) * stride, s0), w(P, s0 + 1), m(P, s0 + 2), v(P, s0 + 3);
+          for (size_t i = 0; i < P; ++i) {
+            v.p[i] = v.p[i] * v.p[i] * 0.01f;  // >= 0
+            m.p[i] *= 0.1f;
+          }
+          for (size_t i = 40; i < 60; ++i) {  // the dead unit
+            for (int c = 0; c < chunks; ++c) slots.p[size_t(c) * stride + i] = 0.0f;
+            m.p[i] = (i % 2 ? -1.0f : 1.0f) * 3e-40f;
+            v.p[i] = 2e-41f;
+            REQUIRE(std::fpclassify(m.p[i]) == FP_SUBNORMAL);
+            REQUIRE(std::fpclassify(v.p[i]) == FP_SUBNORMAL);
+          }
+          const AdamHyper hy{0.01, 0.9, 0.999, eps};
+          AdamStep st = adam_initial_step();
+          for (int t = 0; t < 3; ++t) st = adam_next_step(st, hy);
+          const fast::AdamScalars ah{float(hy.beta1), float(1.0 - hy.beta1), float(hy.beta2), float(1.0 - hy.beta2),
+                                     float(hy.eps),   st.bias2_sqrt,         st.step_size};
+          // The expectation, in IEEE arithmetic.
+          std::vector<float> we(w.p, w.p + P), me(m.p, m.p + P), ve(v.p, v.p + P);
+          for (size_t i = begin; i < P; ++i) {
+            double sum = 0.0;
+            for (int c = 0; c < chunks; ++c) sum += double(slots.p[size_t(c) * stride + i]);
+            adam_update(we[i], me[i], ve[i], float(sum), hy, st);
+          }
+          const unsigned before = mxcsr();
+          k.reduce_adam(slots.p, stride, chunks, begin, P, w.p, m.p, v.p, ah);
+          CHECK(mxcsr() == before);  // the caller's MXCSR restored
+          const bool flushes = (defined_x86() && float(eps) >= std::numeric_limits<float>::min());
+          for (size_t i = 0; i < P; ++i) {
+            INFO("parameter " << i);
+            const bool dead = i >= 40 && i < 60 && i >= begin;
+            if (dead && flushes) {
+              CHECK(std::fpclassify(me[i]) == FP_SUBNORMAL);  // what IEEE arithmetic gives
+              CHECK(m.p[i] == 0.0f);
+              CHECK(v.p[i] == 0.0f);
+              CHECK(std::memcmp(&w.p[i], &we[i], sizeof(float)) == 0);  // the weight as it was
+              CHECK(we[i] == w.p[i]);
+            } else {
+              CHECK(std::memcmp(&w.p[i], &we[i], sizeof(float)) == 0);
+              CHECK(std::memcmp(&m.p[i], &me[i], sizeof(float)) == 0);
+              CHECK(std::memcmp(&v.p[i], &ve[i], sizeof(float)) == 0);
+            }
+          }
+        }
+      }
     }
   }
 }
