@@ -6,8 +6,8 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
