@@ -252,13 +252,21 @@ mutant done-stale-lines kernels/cpu/cpu_fast.cpp '[determinism]' \
   'fast backend: the chunks a thread computed in earlier steps count as done in this one'
 # Adam with subnormals flushed (cpu_fast_kernels.inc, k_reduce_adam).
 mutant adam-no-flush kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
-  'const FlushSubnormals flush(h.eps >= __FLT_MIN__);' \
+  'const FlushSubnormals flush(h.eps >= kFlushMinEps);' \
   'const FlushSubnormals flush(false);' \
   "fast backend: Adam's subnormal moments kept (each operation on them on x86's slow path)"
 mutant adam-flush-tiny-eps kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
-  'const FlushSubnormals flush(h.eps >= __FLT_MIN__);' \
+  'const FlushSubnormals flush(h.eps >= kFlushMinEps);' \
   'const FlushSubnormals flush(true);' \
-  'fast backend: subnormals flushed in Adam even with a subnormal eps (a zero denominator)'
+  'fast backend: subnormals flushed in Adam even with a tiny eps (a zero denominator, or one a flushed v dominated)'
+mutant adam-ftz-only kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
+  '__builtin_ia32_ldmxcsr(saved_ | 0x8040u);' \
+  '__builtin_ia32_ldmxcsr(saved_ | 0x8000u);' \
+  'fast backend: Adam flushes subnormal results but reads subnormal slot values as they are'
+mutant adam-daz-only kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
+  '__builtin_ia32_ldmxcsr(saved_ | 0x8040u);' \
+  '__builtin_ia32_ldmxcsr(saved_ | 0x0040u);' \
+  'fast backend: Adam reads subnormals as zero but still writes subnormal results'
 mutant adam-mxcsr-leaks kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
   '    if (on_) __builtin_ia32_ldmxcsr(saved_);' \
   '    (void)saved_;' \

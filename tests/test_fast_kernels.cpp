@@ -199,7 +199,7 @@ TEST_CASE("fast kernels: the fused backward keeps the unfused kernels' signed ze
 
 namespace {
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__SSE__)
 unsigned mxcsr() { return __builtin_ia32_stmxcsr(); }
 constexpr bool defined_x86() { return true; }
 #else
@@ -213,14 +213,20 @@ TEST_CASE("fast kernels: reduce_adam gives adam_update's bits, and flushes subno
   // The slots summed in chunk order in double, rounded to float, then nnmath.hpp's
   // adam_update (the reference backend's and the GPU's), one parameter at a time, in the
   // test's own IEEE arithmetic. 171 parameters (a partial last vector), 1, 3 and 16 chunks,
-  // the whole range and one starting a vector in. Parameters 40..59 are a dead unit's:
-  // gradient exactly zero, moments subnormal (decayed). The kernel reads and writes those
-  // as zero where float(eps) is normal (x86), leaving the weight as it is; with eps itself
-  // subnormal it keeps IEEE arithmetic, adam_update's bits throughout.
+  // the whole range and one starting a vector in. Three groups where a subnormal occurs:
+  //   40..49: a dead unit: gradient zero, moments subnormal (decayed) — a subnormal input;
+  //   50..54: beta1 * m and (1 - beta1) * g normal, of opposite signs, their sum subnormal — a
+  //           subnormal result written out (flush-to-zero's part: a subnormal product would
+  //           be read back as zero by the add under denormals-are-zero alone);
+  //   55..59: m zero, each chunk's slot value subnormal (1.1e-38): 16 of them sum to a normal
+  //           gradient whose (1 - beta1) * g is normal — denormals-are-zero's part.
+  // On x86 with eps >= 1e-12 the kernel reads and writes those as zero (IEEE gives nonzero
+  // moments there) and every other value, the weights included, keeps adam_update's bits; with
+  // a smaller eps (1e-13, and 1e-40: subnormal as a float) it is IEEE arithmetic throughout.
   constexpr size_t P = 171, stride = 176;
   for (const std::string& isa : fast_cpu_isas()) {
     const fast::Kernels& k = kernels_for(isa);
-    for (double eps : {1e-8, 1e-40}) {
+    for (double eps : {1e-8, 1e-13, 1e-40}) {
       for (int chunks : {1, 3, 16}) {
         for (size_t begin : {size_t(0), size_t(k.lanes)}) {
           INFO(isa << ": eps " << eps << ", " << chunks << " chunks, from parameter " << begin);
@@ -230,12 +236,25 @@ TEST_CASE("fast kernels: reduce_adam gives adam_update's bits, and flushes subno
             v.p[i] = v.p[i] * v.p[i] * 0.01f;  // >= 0
             m.p[i] *= 0.1f;
           }
-          for (size_t i = 40; i < 60; ++i) {  // the dead unit
-            for (int c = 0; c < chunks; ++c) slots.p[size_t(c) * stride + i] = 0.0f;
-            m.p[i] = (i % 2 ? -1.0f : 1.0f) * 3e-40f;
-            v.p[i] = 2e-41f;
-            REQUIRE(std::fpclassify(m.p[i]) == FP_SUBNORMAL);
-            REQUIRE(std::fpclassify(v.p[i]) == FP_SUBNORMAL);
+          for (size_t i = 40; i < 60; ++i) {
+            for (int c = 0; c < chunks; ++c) slots.p[size_t(c) * stride + i] = i < 55 ? 0.0f : 1.1e-38f;
+            const float sign = i % 2 ? -1.0f : 1.0f;
+            if (i < 50) {
+              m.p[i] = (i % 2 ? -1.0f : 1.0f) * 3e-40f;
+              v.p[i] = 2e-41f;
+              REQUIRE(std::fpclassify(m.p[i]) == FP_SUBNORMAL);
+              REQUIRE(std::fpclassify(v.p[i]) == FP_SUBNORMAL);
+            } else if (i < 55) {
+              m.p[i] = sign * 2e-38f;             // beta1 * m: 1.8e-38
+              slots.p[i] = -sign * 1.5e-37f;      // (1 - beta1) * g: -1.5e-38 (chunk 0 only)
+              v.p[i] = 1e-6f;
+              REQUIRE(std::fpclassify(0.9f * m.p[i]) == FP_NORMAL);
+              REQUIRE(std::fpclassify(0.1f * slots.p[i]) == FP_NORMAL);
+            } else {
+              m.p[i] = 0.0f;
+              v.p[i] = 1e-6f;
+              REQUIRE(std::fpclassify(slots.p[i]) == FP_SUBNORMAL);
+            }
           }
           const AdamHyper hy{0.01, 0.9, 0.999, eps};
           AdamStep st = adam_initial_step();
@@ -249,24 +268,26 @@ TEST_CASE("fast kernels: reduce_adam gives adam_update's bits, and flushes subno
             for (int c = 0; c < chunks; ++c) sum += double(slots.p[size_t(c) * stride + i]);
             adam_update(we[i], me[i], ve[i], float(sum), hy, st);
           }
-          const unsigned before = mxcsr();
+          if (chunks == 16) REQUIRE(std::fpclassify(me[55]) == FP_NORMAL);  // only a read as zero zeroes it
+          if (begin == 0) REQUIRE(std::fpclassify(me[50]) == FP_SUBNORMAL);    // only a write as zero does
+          const unsigned before = mxcsr() & ~0x3Fu;  // (not the sticky exception flags)
           k.reduce_adam(slots.p, stride, chunks, begin, P, w.p, m.p, v.p, ah);
-          CHECK(mxcsr() == before);  // the caller's MXCSR restored
-          const bool flushes = (defined_x86() && float(eps) >= std::numeric_limits<float>::min());
+          CHECK((mxcsr() & ~0x3Fu) == before);  // the caller's MXCSR restored
+          const bool flushes = defined_x86() && float(eps) >= 1e-12f;
           for (size_t i = 0; i < P; ++i) {
             INFO("parameter " << i);
-            const bool dead = i >= 40 && i < 60 && i >= begin;
-            if (dead && flushes) {
-              CHECK(std::fpclassify(me[i]) == FP_SUBNORMAL);  // what IEEE arithmetic gives
+            const bool flushed_m = flushes && i >= 40 && i < 60 && i >= begin;
+            if (flushed_m) {
+              CHECK(me[i] != 0.0f);  // what IEEE arithmetic gives
               CHECK(m.p[i] == 0.0f);
-              CHECK(v.p[i] == 0.0f);
-              CHECK(std::memcmp(&w.p[i], &we[i], sizeof(float)) == 0);  // the weight as it was
-              CHECK(we[i] == w.p[i]);
             } else {
-              CHECK(std::memcmp(&w.p[i], &we[i], sizeof(float)) == 0);
               CHECK(std::memcmp(&m.p[i], &me[i], sizeof(float)) == 0);
-              CHECK(std::memcmp(&v.p[i], &ve[i], sizeof(float)) == 0);
             }
+            if (flushed_m && i < 50)
+              CHECK(v.p[i] == 0.0f);  // the dead unit's v, subnormal in IEEE arithmetic
+            else
+              CHECK(std::memcmp(&v.p[i], &ve[i], sizeof(float)) == 0);
+            CHECK(std::memcmp(&w.p[i], &we[i], sizeof(float)) == 0);  // every weight as IEEE moves it
           }
         }
       }

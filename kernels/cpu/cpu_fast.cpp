@@ -609,20 +609,23 @@ class CpuFastBackend final : public Backend {
     const PhaseSums& p0 = phase_[0];
     if (p0.steps == 0) return;
     auto mean = [&](uint64_t sum, uint64_t n) { return n ? double(sum) / per_us / double(n) : 0.0; };
-    auto both = [&](uint64_t sum, const fast::PhaseHist& h) {
-      return fmt::format("{:.3f} / {:.3f}", mean(sum, h.count()), h.quantile(0.5) / per_us);
+    // The mean per step the thread took part in (0 for a phase it skipped: a worker that
+    // does not share the reduction), and the median over the steps that had the phase.
+    auto both = [&](uint64_t sum, uint64_t steps, const fast::PhaseHist& h) {
+      return fmt::format("{:.3f} / {:.3f}", mean(sum, steps), h.quantile(0.5) / per_us);
     };
     std::string out = fmt::format(
         "nntrain: fast backend phases (NNTRAIN_FAST_PHASES=1), us per step, mean / median over {} steps on up to {} "
         "threads: step {} (90th percentile {:.3f}); thread 0 after its reduction until the region's end {}\n",
-        p0.steps, threads_, both(p0.total, p0.h_total), p0.h_total.quantile(0.9) / per_us, both(p0.tail, p0.h_tail));
+        p0.steps, threads_, both(p0.total, p0.steps, p0.h_total), p0.h_total.quantile(0.9) / per_us,
+        both(p0.tail, p0.steps, p0.h_tail));
     for (int t = 0; t < threads_; ++t) {
       const PhaseSums& p = phase_[size_t(t)];
       if (p.steps == 0) continue;
       out += fmt::format("  thread {:2}: {} steps; start {}, chunks {}, wait for the last chunk {}, "
                          "reduction and update {}\n",
-                         t, p.steps, both(p.enter, p.h_enter), both(p.chunks, p.h_chunks), both(p.wait, p.h_wait),
-                         both(p.reduce, p.h_reduce));
+                         t, p.steps, both(p.enter, p.steps, p.h_enter), both(p.chunks, p.steps, p.h_chunks),
+                         both(p.wait, p.steps, p.h_wait), both(p.reduce, p.steps, p.h_reduce));
     }
     std::fputs(out.c_str(), stderr);
   }

@@ -126,9 +126,9 @@ struct Kernels {
                         float* gW, float* gb, float* P, bool fresh);
   // For k in [begin, end): g = sum over c < chunks of slots[c*stride + k] (in double, chunk
   // order, from 0.0) rounded to float, then the Adam update of w[k], m[k], v[k] with g
-  // (bit-identical to nnmath.hpp's adam_update, except that on x86, where float(eps) is a
-  // normal float, a subnormal moment, gradient or weight reads and is written as zero: the
-  // caller's MXCSR is restored; cpu_fast_kernels.inc says why).
+  // (bit-identical to nnmath.hpp's adam_update, except that on x86, where eps >= 1e-12,
+  // subnormal inputs read and subnormal results are written as zero, the caller's MXCSR
+  // restored: the bits differ only where a subnormal occurs; cpu_fast_kernels.inc says why).
   void (*reduce_adam)(const float* slots, size_t stride, int chunks, size_t begin, size_t end, float* w, float* m,
                       float* v, const AdamScalars& h);
   // grad_backprop for the second layer (P: the first layer's delta) followed by grad_lanes

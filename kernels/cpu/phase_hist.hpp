@@ -56,7 +56,7 @@ class PhaseHist {
   }
 
  private:
-  std::array<uint32_t, kBuckets> n_{};
+  std::array<uint64_t, kBuckets> n_{};  // (15 KB; only while the diagnostic is on)
   uint64_t count_ = 0;
 };
 
