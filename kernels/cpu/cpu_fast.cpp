@@ -105,17 +105,6 @@ struct AlignedFloats {
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
-// A spin-wait step: pause, and yield to the OS after a while (a descheduled thread).
-void wait_a_little(unsigned spins) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (spins < 4096) {
-    __builtin_ia32_pause();
-    return;
-  }
-#endif
-  std::this_thread::yield();
-}
-
 // A hint that this core is about to write the cache line at p: a line another core holds
 // then moves while this one computes, instead of when the stores reach it.
 inline void prefetch_write(const void* p) {

@@ -18,15 +18,6 @@ namespace {
 // epochs (the gradient reduction and the Adam step), short enough not to burn a core when
 // training has stopped.
 constexpr auto kSpinFor = std::chrono::microseconds(500);
-
-// A step of thread 0's wait for the workers inside a region: pause, and yield to the OS after
-// a while (a worker descheduled on a busy machine).
-void wait_a_little(unsigned spins) {
-  if (spins < 4096)
-    NN_PAUSE();
-  else
-    std::this_thread::yield();
-}
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) : presence_(new Presence[size_t(std::max(threads, 1))]) {

@@ -17,6 +17,18 @@
 
 namespace nntrain {
 
+// A step of a spin-wait on another thread: pause, and yield to the OS after a while (a
+// thread descheduled on a busy machine). The pool's waits and the fast backend's use it.
+inline void wait_a_little(unsigned spins) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (spins < 4096) {
+    __builtin_ia32_pause();
+    return;
+  }
+#endif
+  std::this_thread::yield();
+}
+
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);  // threads >= 1; starts threads - 1 workers
