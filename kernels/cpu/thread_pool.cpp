@@ -4,13 +4,6 @@
 #include <algorithm>
 #include <chrono>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define NN_PAUSE() _mm_pause()
-#else
-#define NN_PAUSE() std::this_thread::yield()
-#endif
-
 namespace nntrain {
 
 namespace {
@@ -101,7 +94,7 @@ void ThreadPool::worker(int index) {
     if ((s >> 32) == seen) {
       const auto until = std::chrono::steady_clock::now() + kSpinFor;
       for (unsigned spins = 1; ((s = state_.load(std::memory_order_acquire)) >> 32) == seen; ++spins) {
-        NN_PAUSE();
+        spin_pause();
         if (spins % 64 == 0 && std::chrono::steady_clock::now() > until) {
           std::unique_lock<std::mutex> lock(mutex_);
           sleepers_.fetch_add(1, std::memory_order_seq_cst);

@@ -17,16 +17,23 @@
 
 namespace nntrain {
 
+// One turn of a spin loop: x86's pause hint; elsewhere a yield to the OS. The workers'
+// spin (thread_pool.cpp) and wait_a_little use it.
+inline void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
 // A step of a spin-wait on another thread: pause, and yield to the OS after a while (a
 // thread descheduled on a busy machine). The pool's waits and the fast backend's use it.
 inline void wait_a_little(unsigned spins) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (spins < 4096) {
-    __builtin_ia32_pause();
-    return;
-  }
-#endif
-  std::this_thread::yield();
+  if (spins < 4096)
+    spin_pause();
+  else
+    std::this_thread::yield();
 }
 
 class ThreadPool {
