@@ -1,5 +1,5 @@
 // surface.hpp — `train --write-surface N`: the model's prediction on an N × N grid over
-// the peaks domain, beside the true surface, for the surface plot (scripts/plot_surface.py).
+// the peaks domain, beside the true surface, for the surface plot (scripts/plot/plot_surface.py).
 #pragma once
 
 #include <string>

@@ -21,7 +21,7 @@
 //                cache lines, --trips of them (default 100,000), min of 3 (absent on a 1-CPU
 //                machine; on a VM it depends on where the host puts the two vCPUs: 50–120 ns
 //                on the AMD EPYC guests of docs/BENCHMARKS.md)
-// scripts/bench_cpu.sh turns these into a bound on each mini-batch row: a step of C chunks on
+// scripts/bench/bench_cpu.sh turns these into a bound on each mini-batch row: a step of C chunks on
 // t threads takes at least ceil(C/t) chunks + adam(C) / t, plus one round trip when t > 1 (the
 // start must reach the other cores and their slots come back; / t as if the reduction were
 // shared at no cost). What the bound leaves out (the data's and the slots' trips through the

@@ -1,6 +1,6 @@
 # compare_curves.awk — the GPU's loss curve against the CPU's in a metrics.csv
 # (device,epoch,loss): the largest relative difference over epochs 1..n, and whether it is
-# within tol. Used by scripts/gpusim-check.sh and scripts/gpu-check.sh:
+# within tol. Used by scripts/gpusim-check.sh and scripts/gpu/gpu-check.sh:
 #   awk -F, -v n=20 -v tol=1e-4 -f scripts/compare_curves.awk RUN/metrics.csv
 # Prints one line; exits 1 when an epoch is missing, a loss is not a finite number, or the
 # difference exceeds tol.

@@ -23,9 +23,9 @@ cd "$src"
 "$bin" bench --config configs/peaks.json --devices cpu --reps 2 --warmup 1 --quiet --sweep data.grid=4,8,16 \
   --target-loss 0.5 --price cpu=0.2 --export-json "$work/bench.json" train.epochs=5 >/dev/null
 
-scripts/plot_loss.py "$work/run" -o "$work/loss.png"
-scripts/plot_surface.py "$work/run" -o "$work/surface.png"
-scripts/plot_crossover.py "$work/bench.json" -o "$work/crossover.png"
+scripts/plot/plot_loss.py "$work/run" -o "$work/loss.png"
+scripts/plot/plot_surface.py "$work/run" -o "$work/surface.png"
+scripts/plot/plot_crossover.py "$work/bench.json" -o "$work/crossover.png"
 # A CPU and GPU bench (GPU times invented from the CPU's, halved at the largest size) so
 # the crossover marker is drawn too.
 "$py" - "$work/bench.json" "$work/both.json" <<'PY'
@@ -47,7 +47,7 @@ b["cost_crossover"] = {"found": True, "message": "synthetic cost", "interpolated
                        "gpu_cheaper_from": {"samples": 256}}
 json.dump(b, open(sys.argv[2], "w"))
 PY
-scripts/plot_crossover.py "$work/both.json" -o "$work/both.png"
+scripts/plot/plot_crossover.py "$work/both.json" -o "$work/both.png"
 
 for f in loss surface crossover both; do
   png="$work/$f.png"
@@ -58,7 +58,7 @@ for f in loss surface crossover both; do
 done
 # A run without surface files is refused with exit 2, not an empty plot.
 rc=0
-scripts/plot_surface.py "$work" -o "$work/none.png" 2>/dev/null || rc=$?
+scripts/plot/plot_surface.py "$work" -o "$work/none.png" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || { echo "FAIL: plot_surface.py on a folder without surfaces gave exit $rc, expected 2"; exit 1; }
 [ ! -e "$work/none.png" ] || { echo "FAIL: none.png written"; exit 1; }
 echo "all plot scripts ok"

@@ -1,6 +1,6 @@
 // test_gpu_cublas.cpp — the cuBLAS path end to end, tagged [cublas]: it needs NVIDIA's
 // closed cuBLAS kernels, which a simulator cannot run (docs/GPU.md), so these cases run on a
-// real GPU only (scripts/gpu-check.sh) and scripts/gpusim-check.sh leaves them out by tag.
+// real GPU only (scripts/gpu/gpu-check.sh) and scripts/gpusim-check.sh leaves them out by tag.
 // They use the reference experiment (40,000 samples), too big to simulate anyway. The same
 // checks run on the fused path, on small data, in test_gpu_training.cpp.
 #include <catch2/catch.hpp>

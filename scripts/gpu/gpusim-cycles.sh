@@ -4,7 +4,7 @@
 # kernel versions on one config of a Turing-class GPU (SM75, RTX 2060 config), never a time
 # for a real GPU; the host's load does not change it.
 #
-#   scripts/gpusim-cycles.sh fused|fused-v1 [key.path=value ...]
+#   scripts/gpu/gpusim-cycles.sh fused|fused-v1 [key.path=value ...]
 #
 # Runs `nntrain train --config configs/small_data.json --device gpu --gpu-path PATH
 # --epochs 2 timing.warmup_epochs=0 [overrides]` from build-sim/ (build it first:
@@ -13,7 +13,7 @@
 # IPC. The kernels of the last epoch are the figure to report (the first launch of a graph
 # may differ). Env: NNTRAIN_GPGPUSIM_PREFIX (default ~/.cache/nntrain/gpgpusim), BUILD_DIR.
 set -eo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PREFIX=${NNTRAIN_GPGPUSIM_PREFIX:-$HOME/.cache/nntrain/gpgpusim}
 BUILD=${BUILD_DIR:-$ROOT/build-sim}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac

@@ -12,7 +12,7 @@
 // (one 512-bit store per 7 multiply-adds in the reference net): docs/BENCHMARKS.md,
 // "Sixteenth round".
 //
-//   cc -O2 -o /tmp/store_cost scripts/store_cost.c && /tmp/store_cost
+//   cc -O2 -o /tmp/store_cost bench/store_cost.c && /tmp/store_cost
 #include <stdio.h>
 #include <time.h>
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # gpu-pack.sh — builds nntrain for the lent GPU machine here (sm_$ARCH, Release, in build-gpu/)
-# and puts what scripts/gpu-check.sh and gpu-profile.sh need into .devrun/ (git-ignored): nntrain,
+# and puts what scripts/gpu/gpu-check.sh and gpu-profile.sh need into .devrun/ (git-ignored): nntrain,
 # nntrain_gpu_tests, nntrain_kernel_bound, nntrain_region_cost, and the shared libraries they need that a CUDA machine image lacks
 # (libfmt; cuBLAS comes from the machine's toolkit). Device time is short, so the device
-# builds nothing: carry .devrun and run  NNTRAIN_PREBUILT=.devrun scripts/gpu-check.sh  there.
+# builds nothing: carry .devrun and run  NNTRAIN_PREBUILT=.devrun scripts/gpu/gpu-check.sh  there.
 # The machine's driver must support this nvcc's CUDA version (it says so at the first call).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ARCH=${ARCH:-90}
 export PATH="/usr/local/cuda/bin:$PATH"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" >/dev/null

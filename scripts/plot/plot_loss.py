@@ -2,7 +2,7 @@
 ''''true; for p in /usr/bin/python3 python3; do "$p" -c "import matplotlib" 2>/dev/null && exec "$p" "$0" "$@"; done; exec python3 "$0" "$@" # '''
 """plot_loss.py — loss curves of an nntrain run (metrics.csv), CPU and GPU overlaid.
 
-Usage: scripts/plot_loss.py RUN_DIR|metrics.csv [-o loss.png]
+Usage: scripts/plot/plot_loss.py RUN_DIR|metrics.csv [-o loss.png]
 Default output: loss.png next to metrics.csv. Log-scale loss against epoch, one line per
 device in the file. Exit 77 (skipped) without matplotlib, 2 on a bad input.
 """

@@ -3,7 +3,7 @@
 """plot_crossover.py — training time against data size per device, from a bench export
 (`nntrain bench --sweep data.grid=... --export-json F`), log-log, with the crossover marked.
 
-Usage: scripts/plot_crossover.py BENCH.json [-o crossover.png]
+Usage: scripts/plot/plot_crossover.py BENCH.json [-o crossover.png]
 Points are the median time; the bars span min to max over the repeats. The crossover is the
 bench's own (docs/BENCH.md): where the GPU becomes faster for good, and the interpolated
 break-even size. With `bench --price` (schema 2) the cost crossover is marked too: where the

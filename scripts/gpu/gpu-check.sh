@@ -6,11 +6,11 @@
 # on the timing, and the CPU-vs-GPU crossover bench with time to target; a short table last.
 #
 # Two ways to get the binaries:
-#   prebuilt (the device time is short): here, scripts/gpu-pack.sh builds for sm_90 and puts
+#   prebuilt (the device time is short): here, scripts/gpu/gpu-pack.sh builds for sm_90 and puts
 #     nntrain, nntrain_gpu_tests and the one library the device lacks into .devrun/;
-#     there, with the device tool carrying .devrun:  NNTRAIN_PREBUILT=.devrun scripts/gpu-check.sh
-#   built there: scripts/fetch-gpu-deps.sh here (.debs into .deps/debs), carry .deps, and
-#     scripts/gpu-check.sh builds for sm_$ARCH and also runs the whole ctest suite.
+#     there, with the device tool carrying .devrun:  NNTRAIN_PREBUILT=.devrun scripts/gpu/gpu-check.sh
+#   built there: scripts/gpu/fetch-gpu-deps.sh here (.debs into .deps/debs), carry .deps, and
+#     scripts/gpu/gpu-check.sh builds for sm_$ARCH and also runs the whole ctest suite.
 #
 # Everything runs under a time budget (BUDGET seconds, default 420): a step never starts with
 # under 15 s left, and none runs past the budget (each is also capped by STEP_MAX, 150 s), so
@@ -19,7 +19,7 @@
 # table.txt and the bench exports beside it; without $OUT, into ./gpu-check-out.
 # Env: ARCH (90), EPOCHS (2000), JOBS (nproc), BUDGET, STEP_MAX, NNTRAIN_PREBUILT.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$PWD
 FINAL=${OUT:-$ROOT/gpu-check-out}
 mkdir -p "$FINAL"
@@ -184,12 +184,12 @@ san memcheck cublas --gpu-path cublas --epochs 5
 san memcheck cublas_minibatch --gpu-path cublas --epochs 2 --batch-size 333
 
 # --- peers and the wide net --------------------------------------------------------------
-step "torch peer: reference net (eager, graphed)" torch_peer.log python3 scripts/torch_peer_gpu.py \
+step "torch peer: reference net (eager, graphed)" torch_peer.log python3 scripts/bench/torch_peer.py --device gpu \
   --epochs "$EPOCHS" --json "$OUTDIR/torch_peer.json"
 step "nntrain: wide net on the gpu (5 epochs)" wide.log "$NN" --config configs/wide.json --device gpu --epochs 5 \
   --json --quiet --out "$OUTDIR/run_wide"
 cp "$OUTDIR/run_wide/summary.json" "$OUTDIR/summary_wide.json" 2>/dev/null || true
-step "torch peer: wide net (eager, 5 epochs)" torch_wide.log python3 scripts/torch_peer_gpu.py --wide \
+step "torch peer: wide net (eager, 5 epochs)" torch_wide.log python3 scripts/bench/torch_peer.py --device gpu --wide \
   --epochs 5 --warmup 1 --reps 2 --json "$OUTDIR/torch_wide.json"
 
 # --- is the GPU worth it: crossover and time to target ------------------------------------

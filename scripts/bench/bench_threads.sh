@@ -2,7 +2,7 @@
 # bench_threads.sh — the fast CPU backend across thread counts, one build or two side by side
 # (an A/B of a change that should matter on big machines, run on the machine that has them).
 #
-#   scripts/bench_threads.sh [--threads 1,2,4,8,16] [--batches full,4096,1024,4096s]
+#   scripts/bench/bench_threads.sh [--threads 1,2,4,8,16] [--batches full,4096,1024,4096s]
 #                            [--epochs N] [--reps N] [--rounds N] [--pin] [--out DIR]
 #                            NNTRAIN [NNTRAIN_B]
 #
@@ -20,7 +20,7 @@
 # DIR/threads.jsonl (default: a temporary folder, removed). The load average is printed
 # before and after. A measurement tool: it asserts nothing about the figures.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 threads="" batches="full,4096,1024" epochs=300 reps=3 rounds=3 out="" pin=0
 while (($#)); do
@@ -37,7 +37,7 @@ while (($#)); do
     *) break ;;
   esac
 done
-(($# >= 1 && $# <= 2)) || { echo "usage: scripts/bench_threads.sh [options] NNTRAIN [NNTRAIN_B]" >&2; exit 2; }
+(($# >= 1 && $# <= 2)) || { echo "usage: scripts/bench/bench_threads.sh [options] NNTRAIN [NNTRAIN_B]" >&2; exit 2; }
 bins=("$@")
 for b in "${bins[@]}"; do [[ -x $b ]] || { echo "bench_threads.sh: $b is not an executable" >&2; exit 2; }; done
 if [[ -z $threads ]]; then

@@ -3,7 +3,7 @@
 """plot_surface.py — the seed articles' figure: the training surface beside the network's
 prediction on the CPU and on the GPU (3 panels; 2 when only one device ran).
 
-Usage: scripts/plot_surface.py RUN_DIR [-o surface.png]
+Usage: scripts/plot/plot_surface.py RUN_DIR [-o surface.png]
 Needs the run's surface.<device>.csv files: `nntrain train --write-surface N ...`.
 Exit 77 (skipped) without matplotlib, 2 on a bad input.
 """

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# check_fma_peak.sh — scripts/fma_peak.c measures the FMA peak only if every chain stays in
+# check_fma_peak.sh — bench/fma_peak.c measures the FMA peak only if every chain stays in
 # a register: one spill to the stack makes the loop wait on stores and loads, and the
 # "peak" comes out low (half the true one on an AVX2 machine with 16 chains, 2026-11-25),
-# so every "% of peak" in scripts/bench_cpu.sh comes out high. This compiles it as the bench
+# so every "% of peak" in scripts/bench/bench_cpu.sh comes out high. This compiles it as the bench
 # does (cc -O2) to assembly and fails if, between the first and the last FMA of run256 or
 # run512, any instruction touches memory.
 #
-#   scripts/check_fma_peak.sh        (ctest: fma_peak_no_spills; x86-64 only)
+#   scripts/bench/check_fma_peak.sh        (ctest: fma_peak_no_spills; x86-64 only)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-src=${1:-scripts/fma_peak.c}
+cd "$(dirname "$0")/../.."
+src=${1:-bench/fma_peak.c}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -S -o "$tmp/fma_peak.s" "$src"

@@ -1,4 +1,4 @@
-// fma_peak.c — the machine's fused multiply-add peak, measured (scripts/bench_cpu.sh builds
+// fma_peak.c — the machine's fused multiply-add peak, measured (scripts/bench/bench_cpu.sh builds
 // and runs it in the same run as the timings it is compared with).
 //
 //   fma_peak THREADS [REPEATS]  ->  one line: {"threads": T, "gflops": G, "isa": "..."}

@@ -2,14 +2,14 @@
 # crossover.sh — is the GPU worth it? Runs `nntrain bench --sweep data.grid=...` on CPU and
 # GPU (CPU only, saying so, where no GPU can be used) and draws the crossover plot.
 #
-#   scripts/crossover.sh [OUT_PREFIX]      (default: runs/crossover/bench)
+#   scripts/bench/crossover.sh [OUT_PREFIX]      (default: runs/crossover/bench)
 #
 # Writes OUT_PREFIX.json (bench export, docs/BENCH.md), OUT_PREFIX.md and OUT_PREFIX.png.
 # Environment: NNTRAIN (default build/nntrain), CONFIG (configs/peaks.json), GRIDS
 # ("10,20,50,100,200,500"), EPOCHS (2000), REPS (3); extra arguments after OUT_PREFIX go to
 # nntrain bench (e.g. --backend fast, train.epochs=500).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 NNTRAIN=${NNTRAIN:-build/nntrain}
 CONFIG=${CONFIG:-configs/peaks.json}
 GRIDS=${GRIDS:-10,20,50,100,200,500}
@@ -35,7 +35,7 @@ fi
 [[ $rc == 0 ]] || { echo "crossover.sh: nntrain bench exited $rc" >&2; exit "$rc"; }
 
 plot_rc=0
-scripts/plot_crossover.py "$prefix.json" -o "$prefix.png" || plot_rc=$?
+scripts/plot/plot_crossover.py "$prefix.json" -o "$prefix.png" || plot_rc=$?
 if [[ $plot_rc == 77 ]]; then
   echo "crossover.sh: no plot (matplotlib missing); the numbers are in $prefix.json and $prefix.md" >&2
 elif [[ $plot_rc != 0 ]]; then

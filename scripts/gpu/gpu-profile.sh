@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# gpu-profile.sh — the second device check, after scripts/gpu-check.sh has passed: where the
+# gpu-profile.sh — the second device check, after scripts/gpu/gpu-check.sh has passed: where the
 # fused step's time goes, and how the CPU next to the GPU scales. Prebuilt binaries only
-# (scripts/gpu-pack.sh here; carry .devrun):   NNTRAIN_PREBUILT=.devrun scripts/gpu-profile.sh
+# (scripts/gpu/gpu-pack.sh here; carry .devrun):   NNTRAIN_PREBUILT=.devrun scripts/gpu/gpu-profile.sh
 #
 #   1. GPU time per epoch against the data size (fused path; bench, 3 repeats per point),
 #      with and without programmatic dependent launch, twice each, alternating: the
@@ -15,20 +15,20 @@
 #      CPU one included);
 #   4. the fast CPU backend on the machine's cores: threads 1..all on the full batch
 #      (40,000 and 250,000 samples) and on shuffled batches of 256, 1024 and 4096, and
-#      scripts/bench_cpu.sh --minibatch-only; where a step's time goes on all the cores
+#      scripts/bench/bench_cpu.sh --minibatch-only; where a step's time goes on all the cores
 #      (NNTRAIN_FAST_PHASES=1: full batch, batches 4096 and 1024); and the one-thread
 #      batch-4096 row pinned to one core, 6 runs (its unexplained slow mode, docs/BENCHMARKS.md)
 #      (PROFILE_CPU=0: not this part).
 # The logs are packed into $OUT/gpu-profile.tgz; the summary is printed last. BUDGET seconds
 # (default 300) bound the whole, as in gpu-check.sh.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 FINAL=${OUT:-$PWD/gpu-profile-out}
 mkdir -p "$FINAL"
 W=$(mktemp -d /tmp/gpu-profile.XXXXXX)
 BUDGET=${BUDGET:-300}
 T0=$SECONDS
-PRE=$(cd "${NNTRAIN_PREBUILT:?set NNTRAIN_PREBUILT to the folder scripts/gpu-pack.sh filled}" && pwd)
+PRE=$(cd "${NNTRAIN_PREBUILT:?set NNTRAIN_PREBUILT to the folder scripts/gpu/gpu-pack.sh filled}" && pwd)
 NN=$PRE/nntrain
 LIBS=$PRE/lib
 for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do [ -d "$d" ] && LIBS=$LIBS:$d; done
@@ -132,7 +132,7 @@ if [ "${PROFILE_CPU:-1}" != 0 ]; then
       train.batch_size=$batch train.epochs=300
   done
   if command -v cc >/dev/null; then
-    NNTRAIN=$NN step "cpu: bench_cpu.sh --minibatch-only" bench_cpu_mb.log 120 scripts/bench_cpu.sh --minibatch-only \
+    NNTRAIN=$NN step "cpu: bench_cpu.sh --minibatch-only" bench_cpu_mb.log 120 scripts/bench/bench_cpu.sh --minibatch-only \
       --epochs-mb 300 --reps 3
   else row "cpu: bench_cpu.sh --minibatch-only" "NOT RUN (no C compiler for the FMA loop)"; fi
   # Each thread's part of a step on all the cores (docs/CONFIG.md, NNTRAIN_FAST_PHASES).

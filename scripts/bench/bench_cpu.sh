@@ -8,11 +8,11 @@
 # and prints times, ratios and GFLOP/s against the machine's nominal peak; and
 #   3. (--minibatch, or --minibatch-only) the mini-batch table: batches 256…4096 of the
 #      reference experiment on 1 thread and on all threads, shuffled (the default) and not,
-#      GFLOP/s and % of the FMA peak that scripts/fma_peak.c measures in the same run;
+#      GFLOP/s and % of the FMA peak that bench/fma_peak.c measures in the same run;
 #      then the kernels' bound on each whole-chunk batch (nntrain_kernel_bound, built next
 #      to nntrain: what the kernels alone allow a step, and how close the steps come to it).
 #
-#   scripts/bench_cpu.sh [--reps N] [--wide-epochs N] [--no-reference] [--blas-sweep]
+#   scripts/bench/bench_cpu.sh [--reps N] [--wide-epochs N] [--no-reference] [--blas-sweep]
 #                        [--minibatch | --minibatch-only] [--epochs-mb N]
 #
 # --reps N        repeats of each nntrain fast timing (min and median reported; default 5)
@@ -30,7 +30,7 @@
 # The machine may be shared: every figure is a min (and median) of repeats, and the load
 # average is printed with the results.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 reps=5
 wide_epochs=3
@@ -68,7 +68,7 @@ echo "bench_cpu.sh: nntrain $NNTRAIN, $("$NNTRAIN" --version 2>/dev/null | head 
 
 if ((minibatch)); then
   # The FMA peak, measured now (1 thread and all), then the mini-batch table.
-  cc -O2 -o "$tmp/fma_peak" scripts/fma_peak.c -lpthread
+  cc -O2 -o "$tmp/fma_peak" bench/fma_peak.c -lpthread
   "$tmp/fma_peak" 1 5 >"$tmp/peak_1.json"
   "$tmp/fma_peak" "$(nproc)" 5 >"$tmp/peak_all.json"
   # The kernels alone, hot cache (bench/kernel_bound.cpp): a 256-sample chunk, the reduction
@@ -120,7 +120,7 @@ pn = max(peak("peak_all"), peak("peak_allb"))
 flops_per_sample = 2.0 * ((2*20 + 20*5 + 5*1) + (2*20 + 20*5 + 5*1) + (20*5 + 5*1))
 print(f"## Mini-batches: reference experiment (40,000 samples, 2→20→5→1 relu, Adam), fast backend")
 print()
-print(f"FMA peak measured in this run (scripts/fma_peak.c, the higher of before/after the table): "
+print(f"FMA peak measured in this run (bench/fma_peak.c, the higher of before/after the table): "
       f"1 thread {peak('peak_1'):.0f}/{peak('peak_1b'):.0f} GFLOP/s, {n} threads {peak('peak_all'):.0f}/{peak('peak_allb'):.0f} GFLOP/s")
 print()
 print(f"| batch | shuffle | 1 thread: µs/step | GFLOP/s | % of peak | {n} threads: µs/step | GFLOP/s | % of peak | {n} vs 1 |")
@@ -142,7 +142,7 @@ for bs, sh in rows:
 print()
 if over > 100:
     # The training loop cannot beat a loop that does nothing but FMAs: the peak is wrong
-    # (scripts/check_fma_peak.sh checks one known cause, chains spilled to the stack).
+    # (scripts/bench/check_fma_peak.sh checks one known cause, chains spilled to the stack).
     print(f"**Warning: a step ran at {over:.0f} % of the measured FMA peak. The FMA loop measured "
           f"less than the machine can do, so every % of peak above is too high; do not report them.**")
     print()
@@ -214,8 +214,8 @@ nn() {  # nn NAME ARGS... : one nntrain run, summary JSON to $tmp/NAME.json
 }
 torch_run() {  # torch_run NAME ARGS...
   local name=$1; shift
-  echo "  torch_peer_cpu.py $*" >&2
-  $PY scripts/torch_peer_cpu.py "$@" >"$tmp/$name.json"
+  echo "  torch_peer.py --device cpu $*" >&2
+  $PY scripts/bench/torch_peer.py --device cpu "$@" >"$tmp/$name.json"
 }
 
 echo "reference experiment:" >&2
