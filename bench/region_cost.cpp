@@ -15,7 +15,7 @@
 // A worker that misses a region (descheduled) shows up as a wait of up to ~50 us, not as an
 // error. A measurement tool: nothing asserts its figures.
 // The source depends only on thread_pool.hpp, so that an older pool can be timed with the same
-// file (docs/BENCHMARKS.md, "Sixteen cores: one line per worker").
+// file (docs/journal/2026-11-issue14-cpu-minibatch.md, "Sixteen cores: one line per worker").
 #include <algorithm>
 #include <atomic>
 #include <chrono>
