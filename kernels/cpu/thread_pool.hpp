@@ -64,7 +64,8 @@ class ThreadPool {
   // between the two cores instead of two. Measured on a 16-core Xeon
   // (docs/journal/2026-11-issue14-cpu-minibatch.md, "Sixteen cores: one line per worker"):
   // a region in which each thread reports and thread 0 waits for all costs 0.5 us with the
-  // count and 0.7 with the lines on 2 threads, 0.9-1.0 and 0.7-0.8 on 4, 2.5-2.7 and 0.7-0.9 on 8, 5.8-6.4 and 0.9-1.1 on 16: on the one shared
+  // count and 0.7 with the lines on 2 threads, 0.9-1.0 and 0.7-0.8 on 4, 2.5-2.7 and 0.7-0.9
+  // on 8, 5.8-6.4 and 0.9-1.1 on 16: on the one shared
   // line, each worker's join and leave queue behind the others'.
   void run(const std::function<void(int)>& fn, int threads = 0);
 
