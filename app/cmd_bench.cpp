@@ -17,7 +17,6 @@
 #include "commands.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
-#include "gpu_backend.hpp"
 #include "report.hpp"
 #include "sysinfo.hpp"
 
@@ -118,16 +117,16 @@ BenchPlan validate_all(const BenchArgs& a) {
   // have run; then an unusable GPU is exit 3.
   for (size_t i = 0; i < n_points; ++i) {
     try {
-      check_gpu_path(plan.configs[i]);
+      check_gpu_path(backend_registry(), plan.configs[i]);
     } catch (const UsageError& e) {
       if (!plan.sweep) throw;
       throw UsageError(fmt::format("--sweep {}: value {} of {} (\"{}\") is invalid: {}", plan.sweep->key, i + 1,
                                    n_points, plan.sweep->texts[i], e.what()));
     }
   }
-  for (const Config& cfg : plan.configs) require_devices(cfg, "bench --devices " + a.devices);
+  for (const Config& cfg : plan.configs) require_devices(backend_registry(), cfg, "bench --devices " + a.devices);
   if (std::find(plan.devices.begin(), plan.devices.end(), Device::gpu) != plan.devices.end())
-    if (const std::string why = bench_gpu_problem(query_gpu()); !why.empty())
+    if (const std::string why = bench_gpu_problem(registry_gpu_info(backend_registry())); !why.empty())
       throw UsageError("bench --devices " + a.devices + ": " + why);
   check_export_path(a.export_json, "--export-json");
   check_export_path(a.export_markdown, "--export-markdown");
@@ -143,7 +142,7 @@ BenchReport new_report(const BenchArgs& a, const BenchPlan& plan) {
   const Config& first = plan.configs.front();
   report.name = first.name;
   report.devices = plan.devices;
-  const GpuInfo gpu = query_gpu();
+  const GpuInfo gpu = registry_gpu_info(backend_registry());
   report.context = context_json(&gpu);
   report.context["date_utc"] = utc_now();
   report.context["config_file"] = a.config;

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 
+#include "backend_registry.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
@@ -128,7 +129,7 @@ json plan_points(const SweepArgs& a, const std::vector<SweepSpec>& axes, std::ve
       configs.push_back(load_config(a.config, o));
       (void)prepare_run(configs.back(), a.init_model);
       if (a.write_surface) check_surface_request(configs.back(), a.write_surface);
-      check_gpu_path(configs.back());
+      check_gpu_path(backend_registry(), configs.back());
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("--grid: point {} of {} ({}) is invalid: {}", i + 1, at.size(), label, e.what()));
     }
@@ -197,7 +198,7 @@ SweepPlan plan_sweep(const SweepArgs& a) {
   // A local sweep needs its devices here; a Slurm sweep needs them on the nodes (each task
   // checks its own, a missing GPU there is that point's "failed" with the reason).
   if (a.launcher == "local")
-    for (const Config& cfg : configs) require_devices(cfg, "sweep --device " + std::string(to_string(cfg.device)));
+    for (const Config& cfg : configs) require_devices(backend_registry(), cfg, "sweep --device " + std::string(to_string(cfg.device)));
   json grid = json::array();
   for (const auto& ax : axes) grid.push_back({{"key", ax.key}, {"values", ax.texts}});
   plan.json["name"] = configs.front().name;

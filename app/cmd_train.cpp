@@ -9,7 +9,6 @@
 
 #include "backend_registry.hpp"
 #include "commands.hpp"
-#include "gpu_backend.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
 #include "memcheck.hpp"
@@ -111,7 +110,7 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   // Everything is checked before the output folder exists: bad input writes nothing.
   const Config cfg = load_config(a.config, a.overrides);
   Prepared prep = prepare_run(cfg, a.init_model);
-  require_devices(cfg, std::string("--device ") + to_string(cfg.device));
+  require_devices(registry, cfg, std::string("--device ") + to_string(cfg.device));
   if (a.write_surface) check_surface_request(cfg, a.write_surface);
   check_output_location(a.out.empty() ? cfg.output_dir : a.out);
   if (!a.save_model.empty()) check_output_file(a.save_model, "--save-model");
@@ -122,7 +121,7 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   const bool color = !a.json && want_color(stdout);
   const auto devices = cfg.devices();
   const bool trains_gpu = std::find(devices.begin(), devices.end(), Device::gpu) != devices.end();
-  const GpuInfo gpu = trains_gpu ? query_gpu() : GpuInfo{};
+  const GpuInfo gpu = trains_gpu ? registry_gpu_info(registry) : GpuInfo{};
   if (!a.json && !a.quiet) print_header(stdout, cfg, prep.data, trains_gpu ? &gpu : nullptr, color);
 
   Progress progress(a.quiet, ::isatty(STDERR_FILENO) != 0);

@@ -47,13 +47,14 @@ struct Prepared {
   Params init;
 };
 Prepared prepare_run(const Config& cfg, const std::string& init_model);
-// The devices' check, the same for train and bench, before anything runs: a `gpu.path`
-// the network can never take is UsageError; an unusable GPU is DeviceUnavailable, its
-// message starting with `what` (e.g. "--device gpu").
-void require_devices(const Config& cfg, const std::string& what);
+// The devices' check, the same for train and bench, before anything runs, asked of the
+// registry's entries: a `gpu.path` the network can never take is UsageError (the fits
+// check); an unusable device is DeviceUnavailable (the probe), its message starting with
+// `what` (e.g. "--device gpu").
+void require_devices(const BackendRegistry& registry, const Config& cfg, const std::string& what);
 // The first half of require_devices: UsageError when the config trains a GPU on a path its
 // network can never take (no device needed).
-void check_gpu_path(const Config& cfg);
+void check_gpu_path(const BackendRegistry& registry, const Config& cfg);
 // config_to_json plus the nntrain version, build type and git revision.
 nlohmann::json resolved_config_json(const Config& cfg);
 

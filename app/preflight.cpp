@@ -1,11 +1,9 @@
 // preflight.cpp — what `train` and `bench` check before anything runs or is written: the
 // data, the initial weights, the memory a run needs and the devices (one function each, so
 // the two subcommands refuse the same things the same way).
-#include <algorithm>
-
+#include "backend_registry.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
-#include "gpu_backend.hpp"
 #include "memcheck.hpp"
 #include "sysinfo.hpp"
 
@@ -56,24 +54,23 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model) {
   return p;
 }
 
-void check_gpu_path(const Config& cfg) {
-  const auto devices = cfg.devices();
-  if (std::find(devices.begin(), devices.end(), Device::gpu) == devices.end()) return;
-  const std::string why = gpu_path_problem(cfg.model_spec(), cfg.gpu.path);
-  if (!why.empty())
-    throw UsageError("config /gpu/path: fused: model " + layers_text(cfg.model.layers) + ": " + why +
-                     " (use auto or cublas)");
+void check_gpu_path(const BackendRegistry& registry, const Config& cfg) {
+  // Only the GPU entry has a fits check today: the network against the fused kernel's limits.
+  for (const Device d : cfg.devices()) {
+    const std::string why = backend_fit_problem(find_backend(registry, d, cfg.cpu.backend), backend_options(cfg, d));
+    if (!why.empty())
+      throw UsageError("config /gpu/path: fused: model " + layers_text(cfg.model.layers) + ": " + why +
+                       " (use auto or cublas)");
+  }
 }
 
-void require_devices(const Config& cfg, const std::string& what) {
+void require_devices(const BackendRegistry& registry, const Config& cfg, const std::string& what) {
   // The network against the path first: that needs no device, so a config no GPU could run
   // is exit 2 on any machine.
-  check_gpu_path(cfg);
+  check_gpu_path(registry, cfg);
   for (const Device d : cfg.devices()) {
-    if (d != Device::gpu) continue;
-    const GpuInfo g = query_gpu();
-    if (!g.built_with_cuda) throw DeviceUnavailable(what + ": " + g.reason);
-    if (!g.available) throw DeviceUnavailable(what + ": no CUDA device: " + g.reason);
+    const BackendProbe p = probe_device(registry, d, cfg.cpu.backend);
+    if (!p.available) throw DeviceUnavailable(what + ": " + p.reason);
   }
 }
 

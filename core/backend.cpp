@@ -1,4 +1,4 @@
-// backend.cpp — finding a backend in the registry, and the batch plan every backend shares.
+// backend.cpp — finding and asking a backend in the registry, and the batch plan every backend shares.
 #include "backend.hpp"
 
 #include <cstring>
@@ -23,6 +23,12 @@ const BackendEntry& find_backend(const BackendRegistry& registry, Device device,
   throw UsageError(std::string("no ") + to_string(device) + " backend" +
                    (device == Device::cpu ? std::string(" named \"") + to_string(cpu_backend) + "\"" : std::string()) +
                    " in this build");
+}
+
+BackendProbe probe_backend(const BackendEntry& entry) { return entry.probe ? entry.probe() : BackendProbe{}; }
+
+std::string backend_fit_problem(const BackendEntry& entry, const BackendOptions& opt) {
+  return entry.fits ? entry.fits(opt) : std::string();
 }
 
 std::unique_ptr<Backend> make_backend(const BackendRegistry& registry, Device device, CpuBackendKind cpu_backend,

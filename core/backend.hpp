@@ -8,10 +8,12 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config.hpp"
 #include "dataset.hpp"
+#include "gpu_info.hpp"
 #include "mlp.hpp"
 #include "names.hpp"
 
@@ -68,20 +70,44 @@ class Backend {
   virtual SetupReport setup() const = 0;
 };
 
-// The backend registry: which implementation trains which device. The table is built
-// above core (app/backend_registry.cpp names the implementations in kernels/), and the
-// trainer receives it, so the engine never includes an implementation.
+// The backend registry: which implementation trains which device, and what each says about
+// this machine. The table is built above core (app/backend_registry.cpp names the
+// implementations in kernels/), and the trainer and app/ receive it, so neither the engine
+// nor the commands include an implementation. Each entry is a small device interface, as
+// ggml's device registry has: a probe, a fits check and a factory.
+
+// What a backend's probe finds on this machine.
+struct BackendProbe {
+  bool available = true;
+  std::string reason;  // why not available, as a refusal quotes it ("no CUDA device: ...")
+  bool simulated = false;  // times on it are not measurements
+  // Its lines in `nntrain info`: label, text.
+  std::vector<std::pair<std::string, std::string>> info;
+  GpuInfo gpu;  // the GPU entry's description for reports and contexts; empty on the CPU
+};
+
 using BackendFactory = std::unique_ptr<Backend> (*)(const Dataset& data, const BackendOptions& opt);
+using BackendProbeFn = BackendProbe (*)();
+// Why the backend cannot train `opt` (the network on the GPU path asked for) on this
+// machine, or "" when it can. Checked before anything runs or is written.
+using BackendFitsFn = std::string (*)(const BackendOptions& opt);
 struct BackendEntry {
   Device device;
   const char* name;  // the config's name: "fast"/"reference" (cpu.backend), "cuda" for the GPU
   BackendFactory make;
+  BackendProbeFn probe = nullptr;  // none: always available, nothing to show
+  BackendFitsFn fits = nullptr;    // none: anything fits
 };
 using BackendRegistry = std::vector<BackendEntry>;
 
 // The entry for `device`: on the CPU the one named by `cpu_backend`, on the GPU the first.
 // Throws UsageError when the registry has none.
 const BackendEntry& find_backend(const BackendRegistry& registry, Device device, CpuBackendKind cpu_backend);
+
+// The entry's probe; an entry without one is available and shows nothing.
+BackendProbe probe_backend(const BackendEntry& entry);
+// The entry's fits check; "" for an entry without one.
+std::string backend_fit_problem(const BackendEntry& entry, const BackendOptions& opt);
 
 // Creates the backend for `device`. Throws DeviceUnavailable when the device cannot be
 // used, UsageError when the options do not suit it.
