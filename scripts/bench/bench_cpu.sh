@@ -89,7 +89,8 @@ if ((minibatch)); then
   echo "mini-batches (each: $epochs_mb epochs, min of $reps in-process repeats):" >&2
   for th in 1 "$(nproc)"; do
     # Warm-up as long as one repeat: on these VMs a new process's 2-thread steps ran at 1-thread
-    # speed for their first ~30-60 ms (5 warm-up epochs did not cover it: docs/BENCHMARKS.md).
+    # speed for their first ~30-60 ms (5 warm-up epochs did not cover it:
+    # docs/journal/2026-11-issue14-cpu-minibatch.md, "Fourth round").
     nnmb() { $NNTRAIN --config configs/peaks.json --device cpu --backend fast --quiet --json --init-model "$tmp/init_mb.json" \
                --threads "$th" timing.repeats="$reps" timing.warmup_epochs="$epochs_mb" "$@"; }
     echo "  $th thread(s): full batch" >&2

@@ -17,7 +17,8 @@
 #      (40,000 and 250,000 samples) and on shuffled batches of 256, 1024 and 4096, and
 #      scripts/bench/bench_cpu.sh --minibatch-only; where a step's time goes on all the cores
 #      (NNTRAIN_FAST_PHASES=1: full batch, batches 4096 and 1024); and the one-thread
-#      batch-4096 row pinned to one core, 6 runs (its unexplained slow mode, docs/BENCHMARKS.md)
+#      batch-4096 row pinned to one core, 6 runs (its unexplained slow mode,
+#      docs/journal/2026-11-issue14-cpu-minibatch.md, "Sixteen cores: one line per worker")
 #      (PROFILE_CPU=0: not this part).
 # The logs are packed into $OUT/gpu-profile.tgz; the summary is printed last. BUDGET seconds
 # (default 300) bound the whole, as in gpu-check.sh.
