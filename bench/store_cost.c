@@ -3,8 +3,9 @@
 // cycle: 6 cycles, the reference) plus one kind of extra instruction, and prints its time per
 // iteration in cycles, taking the FMA-only loop as 6 cycles (no clock frequency needed).
 // Zen 3 (2026-11-26, docs/journal/2026-11-issue14-cpu-minibatch.md, "Fourteenth round"):
-// max, and, compare, shifts, broadcasts from memory and loads came free; each 256- or 128-bit vector store cost about
-// one cycle of multiply-adds, a store from a general register nothing.
+// max, and, compare, shifts, broadcasts from memory and loads came free; each 256- or
+// 128-bit vector store cost about one cycle of multiply-adds, a store from a general
+// register nothing.
 // On a CPU with AVX-512 it also runs 12 independent 512-bit FMAs plus one kind of extra
 // instruction, and prints what the extra costs in FMAs' worth of time (the reference loop's
 // time per FMA; no clock frequency needed, and the same meaning on a core with one 512-bit
