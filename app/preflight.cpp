@@ -39,7 +39,7 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model) {
                      " is larger than the data set (" + std::to_string(p.data.n) +
                      " samples); use 0 for full batch");
   // Refuse a network, batch or curve that cannot fit before allocating any of it.
-  const double batch = cfg.train.batch_size > 0 ? cfg.train.batch_size : p.data.n;
+  const double batch = batch_samples(cfg.train.batch_size, p.data.n);
   check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) +
                            double(p.data.x.size() + p.data.y.size()) * sizeof(float),
                        "config /model/layers (" + std::to_string(cfg.model_spec().param_count()) +

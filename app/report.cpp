@@ -118,7 +118,7 @@ void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const 
              6.0 * double(cfg.model_spec().macs_per_sample()) * data.n / 1e6);
   fmt::print(out, "  training {} lr {} · {} epochs · {} · seed {} · fp32\n", cfg.optimizer.type, cfg.optimizer.lr,
              cfg.train.epochs,
-             cfg.train.batch_size <= 0 || cfg.train.batch_size >= data.n
+             batch_samples(cfg.train.batch_size, data.n) == data.n
                  ? std::string("full batch")
                  : fmt::format("batch {}{}", cfg.train.batch_size, cfg.train.shuffle ? " shuffled" : ""),
              cfg.seed);

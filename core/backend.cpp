@@ -7,10 +7,12 @@
 
 namespace nntrain {
 
+int batch_samples(int batch_size, int n) { return batch_size <= 0 || batch_size >= n ? n : batch_size; }
+
 BatchPlan make_batch_plan(int n, int batch_size, bool shuffle) {
   BatchPlan p;
   p.n = n;
-  p.batch = batch_size <= 0 || batch_size >= n ? n : batch_size;
+  p.batch = batch_samples(batch_size, n);
   p.batches = (n + p.batch - 1) / p.batch;
   // A full batch needs no shuffle: the gradient is the same sum in any order.
   p.shuffle = shuffle && p.batches > 1;

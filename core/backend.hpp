@@ -123,5 +123,8 @@ struct BatchPlan {
   int size(int b) const { return b + 1 < batches ? batch : n - batch * (batches - 1); }
 };
 BatchPlan make_batch_plan(int n, int batch_size, bool shuffle);
+// The full-batch rule, written once: samples per batch of `batch_size` over `n` samples,
+// which is all n (a full batch) for batch_size 0 or >= n.
+int batch_samples(int batch_size, int n);
 
 }  // namespace nntrain
