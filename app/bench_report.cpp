@@ -59,63 +59,10 @@ json crossover_json(const BenchReport& r) {
 
 }  // namespace
 
-const RunResult* find_run(const BenchPoint& p, Device device) {
-  for (const auto& r : p.runs)
-    if (r.device == device) return &r;
-  return nullptr;
-}
-
-std::string point_label(const BenchPoint& p) {
-  return p.key.empty() ? std::string("(config as given)") : p.key + " = " + p.text;
-}
-
-const BenchPoint& at_size_position(const BenchReport& r, int pos) {
-  return r.points[size_t(r.size_order[size_t(pos)])];
-}
-
-std::string crossover_sentence(const BenchReport& r, const Crossover& c, const std::string& better,
-                               const std::string& worse, const std::string& never) {
-  if (!r.both_devices) return "not evaluated (needs both cpu and gpu)";
-  if (!c.evaluated) return "not evaluated (no point has a valid time on both devices)";
-  if (c.faster_from < 0) return never;
-  const BenchPoint& p = at_size_position(r, c.faster_from);
-  std::string s;
-  if (c.slower_before < 0) {
-    s = fmt::format("GPU {} at every size tried, from {} ({} samples): the crossover is below this range", better,
-                    point_label(p), p.samples);
-  } else if (c.interpolated_samples <= 0) {  // the point before has the same data size
-    const BenchPoint& q = at_size_position(r, c.slower_before);
-    s = fmt::format("GPU {} from {} ({} samples) on, {} at {} ({} samples): no break-even size, the two points "
-                    "differ in more than their data",
-                    better, point_label(p), p.samples, worse, point_label(q), q.samples);
-  } else
-    s = fmt::format("GPU {} from {} ({} samples) on; break-even near {:.0f} samples (log-log interpolation)", better,
-                    point_label(p), p.samples, c.interpolated_samples);
-  if (c.first_faster >= 0 && c.first_faster != c.faster_from) {
-    const BenchPoint& f = at_size_position(r, c.first_faster);
-    s += fmt::format(" (GPU was also {} at {} but {} again at a larger size: noisy or non-monotonic)", better,
-                     point_label(f), worse);
-  }
-  return s;
-}
-
 std::string bench_gpu_problem(const GpuInfo& gpu) {
   if (!gpu.simulated) return "";
   return "the GPU is a simulator (" + gpu.name +
          "): its times are not measurements, so bench will not time it (train --device both checks its results)";
-}
-
-std::string seconds_text(double s) {
-  if (s < 0) return "-";
-  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
-  if (s < 1.0) return fmt::format("{:.2f} ms", s * 1e3);
-  return fmt::format("{:.3f} s", s);
-}
-
-double point_median(const BenchPoint& p, Device device) {
-  const RunResult* r = find_run(p, device);
-  if (!r || r->status() != "ok" || r->train_seconds_per_repeat.empty()) return -1;
-  return summarize(r->train_seconds_per_repeat).median;
 }
 
 void finish_report(BenchReport& r) {
@@ -131,10 +78,11 @@ void finish_report(BenchReport& r) {
     t.push_back({double(p.samples), point_median(p, Device::cpu), point_median(p, Device::gpu)});
   }
   r.crossover = r.both_devices ? find_crossover(t) : Crossover{};
+  const bool both_priced = r.prices && r.prices->has(Device::cpu) && r.prices->has(Device::gpu);
+  r.cost_crossover = r.both_devices && both_priced ? find_cost_crossover(t, *r.prices) : Crossover{};
   r.has_target = false;
   for (const auto& p : r.points)
     for (const auto& run : p.runs) r.has_target = r.has_target || run.target.has_value();
-  finish_cost_crossover(r);
 }
 
 json bench_json(const BenchReport& r) {

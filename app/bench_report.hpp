@@ -1,5 +1,6 @@
 // bench_report.hpp — what `nntrain bench` reports: the console tables, the JSON export
-// (schema in docs/BENCH.md) and the Markdown table. Rendering only; cmd_bench.cpp runs.
+// (schema in docs/BENCH.md) and the Markdown table. Rendering on top of core/bench_stats'
+// arithmetic; cmd_bench.cpp runs. Includes bench_worth (its extra columns), not the reverse.
 #pragma once
 
 #include <cstdio>
@@ -8,51 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "bench_stats.hpp"
+#include "bench_points.hpp"
 #include "gpu_info.hpp"
-#include "trainer.hpp"
 
 namespace nntrain {
 
-// One sweep point: its value and one RunResult per device (in --devices order).
-struct BenchPoint {
-  int index = 0;             // position in the sweep as given, 0-based
-  std::string key;           // sweep key; "" without --sweep
-  std::string text;          // the value as written; "" without --sweep
-  nlohmann::json value;      // the value as parsed; null without --sweep
-  int samples = 0;
-  int epochs = 0;
-  std::vector<RunResult> runs;
-};
-
-struct BenchReport {
-  std::string name;              // experiment name
-  nlohmann::json context;        // machine, build, GPU, settings
-  std::vector<Device> devices;
-  std::vector<BenchPoint> points;  // sweep order
-  std::vector<int> size_order;     // point indices by ascending samples (stable)
-  bool both_devices = false;
-  Crossover crossover;             // over size_order positions
-  std::optional<Prices> prices;    // --price (and --currency)
-  bool has_target = false;         // some run had train.target_loss set
-  Crossover cost_crossover;        // over size_order positions, from costs per run
-};
-
-// Fills size_order, both_devices, has_target and the crossovers from points and devices.
+// Fills size_order, both_devices, has_target and the crossovers (by time; by cost per run
+// when both devices are priced) from points and devices.
 void finish_report(BenchReport& r);
-
-// The run's median time on `device` at `p`, or -1 if it did not run or did not finish.
-double point_median(const BenchPoint& p, Device device);
-// The run of `device` at `p`, or nullptr.
-const RunResult* find_run(const BenchPoint& p, Device device);
-// The point at position `pos` of size_order.
-const BenchPoint& at_size_position(const BenchReport& r, int pos);
-// "data.grid = 200", or "(config as given)" without a sweep.
-std::string point_label(const BenchPoint& p);
-// The crossover sentence for `c`: `better` is what the GPU becomes ("faster", "cheaper per
-// run"), `worse` its opposite ("slower", "dearer"), `never` the sentence when it never does.
-std::string crossover_sentence(const BenchReport& r, const Crossover& c, const std::string& better,
-                               const std::string& worse, const std::string& never);
 
 nlohmann::json bench_json(const BenchReport& r);
 std::string bench_markdown(const BenchReport& r);
@@ -61,8 +25,5 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color);
 // Why bench must not time this GPU, or "" when it may: a simulated GPU's times are not
 // measurements, and bench's only product is times (docs/BENCH.md).
 std::string bench_gpu_problem(const GpuInfo& gpu);
-
-// "12.3 ms" style.
-std::string seconds_text(double s);
 
 }  // namespace nntrain

@@ -103,19 +103,6 @@ std::string point_target_verdict(const BenchReport& r, const BenchPoint& p) {
   return fmt::format("neither device reached {} in {} epochs", loss_label(tc->loss), p.epochs);
 }
 
-void finish_cost_crossover(BenchReport& r) {
-  r.cost_crossover = Crossover{};
-  if (!r.both_devices || !both_priced(r)) return;
-  std::vector<PointTimes> costs;
-  for (int i : r.size_order) {
-    const BenchPoint& p = r.points[size_t(i)];
-    const double c = point_median(p, Device::cpu), g = point_median(p, Device::gpu);
-    costs.push_back({double(p.samples), c > 0 ? cost_of(r.prices->cpu, c) : -1.0,
-                     g > 0 ? cost_of(r.prices->gpu, g) : -1.0});
-  }
-  r.cost_crossover = find_crossover(costs);
-}
-
 std::string cost_crossover_message(const BenchReport& r) {
   if (!both_priced(r)) return "not evaluated (needs --price for cpu and gpu)";
   return crossover_sentence(r, r.cost_crossover, "cheaper per run", "dearer",

@@ -1,6 +1,7 @@
 // bench_worth.hpp — "is the GPU worth it?" for `nntrain bench`: time to a target loss, cost
 // per run and to target (--price), the verdict per point and the cost crossover. Rendering
-// only: the measurements are the trainer's (core/trainer), the arithmetic core/bench_stats'.
+// only: the measurements are the trainer's (core/trainer), the arithmetic (costs, ratios,
+// the cost crossover, found by finish_report) core/bench_stats'.
 //
 // What is measured and what is arithmetic (docs/BENCH.md): times per run and to target are
 // device-clock readings (a time to target is labelled "interpolated" when no chunk ended at
@@ -10,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "bench_report.hpp"
+#include "bench_points.hpp"
 
 namespace nntrain {
 
@@ -27,9 +28,6 @@ std::string point_verdict(const BenchReport& r, const BenchPoint& p);
 // a target or when not both devices finished.
 std::string point_target_verdict(const BenchReport& r, const BenchPoint& p);
 
-// The cost crossover over size_order, from each point's cost per run (needs both devices
-// and both prices; else not evaluated). Fills r.cost_crossover.
-void finish_cost_crossover(BenchReport& r);
 // "GPU cheaper per run from data.grid = 200 (40000 samples) on ...".
 std::string cost_crossover_message(const BenchReport& r);
 

@@ -171,6 +171,14 @@ void check_currency(const std::string& label) {
 
 double cost_of(double price_per_hour, double seconds) { return price_per_hour * seconds / 3600.0; }
 
+Crossover find_cost_crossover(const std::vector<PointTimes>& times, const Prices& prices) {
+  std::vector<PointTimes> costs;
+  for (const PointTimes& t : times)
+    costs.push_back({t.samples, t.cpu_seconds > 0 ? cost_of(prices.cpu, t.cpu_seconds) : -1.0,
+                     t.gpu_seconds > 0 ? cost_of(prices.gpu, t.gpu_seconds) : -1.0});
+  return find_crossover(costs);
+}
+
 std::string ratio_text(double f) {
   if (f < 1.095) return fmt::format("{:.2f}", f);
   if (f < 100) return fmt::format("{:.1f}", f);

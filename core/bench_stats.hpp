@@ -84,6 +84,10 @@ void check_currency(const std::string& label);
 // arithmetic on a measured time; the price is the user's.
 double cost_of(double price_per_hour, double seconds);
 
+// The cost crossover: find_crossover over each point's cost per run (cost_of each time at
+// its device's price; a missing time stays missing). Both prices must be given.
+Crossover find_cost_crossover(const std::vector<PointTimes>& times, const Prices& prices);
+
 // A factor as the verdict prints it: "14.2", "4.7", "1.04" (two decimals below 1.095, so
 // a near tie does not read "1.0×"), "215" (none from 100).
 std::string ratio_text(double factor);
