@@ -37,9 +37,10 @@ std::vector<Device> parse_devices(const std::string& list) {
   return out;
 }
 
-void check_export_path(const std::string& path, const char* option) {
+void check_export_path(const std::string& path, const char* option, const std::string& config) {
   if (path.empty()) return;  // not asked for
-  check_output_file(path, option);
+  check_output_file(path, option, /*stdout_ok=*/true);  // "-": stdout
+  check_output_not_input(path, option, {{"--config", config}});
 }
 
 // Everything bench decided before running: one validated Config per sweep point.
@@ -128,8 +129,8 @@ BenchPlan validate_all(const BenchArgs& a) {
   if (std::find(plan.devices.begin(), plan.devices.end(), Device::gpu) != plan.devices.end())
     if (const std::string why = bench_gpu_problem(registry_gpu_info(backend_registry())); !why.empty())
       throw UsageError("bench --devices " + a.devices + ": " + why);
-  check_export_path(a.export_json, "--export-json");
-  check_export_path(a.export_markdown, "--export-markdown");
+  check_export_path(a.export_json, "--export-json", a.config);
+  check_export_path(a.export_markdown, "--export-markdown", a.config);
   if (!a.export_json.empty() && !a.export_markdown.empty() &&
       std::filesystem::weakly_canonical(a.export_json) == std::filesystem::weakly_canonical(a.export_markdown))
     throw UsageError(fmt::format("--export-json and --export-markdown both name {}: the Markdown would "
@@ -215,14 +216,16 @@ int cmd_bench(const BenchArgs& a) {
   if (!run_all(a, plan, report, diverged)) return kExitInterrupted;
   finish_report(report);
 
-  print_bench(stdout, report, want_color(stdout));
+  // An export to stdout (-) is all of stdout: the table goes to stderr then.
+  FILE* table = a.export_json == "-" || a.export_markdown == "-" ? stderr : stdout;
+  print_bench(table, report, want_color(table));
   if (!a.export_json.empty()) {
-    write_file_atomic(a.export_json, bench_json(report).dump(2) + "\n");
-    fmt::print(stderr, "nntrain: wrote {}\n", a.export_json);
+    write_output(a.export_json, bench_json(report).dump(2) + "\n");
+    if (a.export_json != "-") fmt::print(stderr, "nntrain: wrote {}\n", a.export_json);
   }
   if (!a.export_markdown.empty()) {
-    write_file_atomic(a.export_markdown, bench_markdown(report));
-    fmt::print(stderr, "nntrain: wrote {}\n", a.export_markdown);
+    write_output(a.export_markdown, bench_markdown(report));
+    if (a.export_markdown != "-") fmt::print(stderr, "nntrain: wrote {}\n", a.export_markdown);
   }
   if (diverged) {
     fmt::print(stderr, "nntrain: error: training diverged in at least one bench run (marked \"diverged\")\n");

@@ -1,8 +1,9 @@
-// cmd_predict.cpp — `nntrain predict`: a saved model.json on a CSV of inputs, written atomically.
+// cmd_predict.cpp — `nntrain predict`: a saved model.json on a CSV, its inputs found by the
+// names the model records, every column of the CSV copied through, written atomically (or to
+// stdout with --output -).
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <sstream>
 
 #include "commands.hpp"
@@ -13,22 +14,31 @@
 
 namespace nntrain {
 
-int cmd_predict(const PredictArgs& a) {
-  check_output_file(a.output, "--output");  // an unwritable output fails before reading anything
-  const Params p = load_model(a.model);
-  const int n_in = p.spec.widths.front();
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// The CSV's input columns, in the model's input order: --inputs if given; else the names
+// model.json records, each of which the header must have; else (a model written before
+// names were recorded) the first N columns, with a note saying so.
+std::vector<std::string> input_columns(const PredictArgs& a, const ModelNames& names,
+                                       const std::vector<std::string>& header, int n_in) {
   std::vector<std::string> cols = a.input_columns;
-  if (cols.empty()) {
-    // Default: the first N columns of the header.
-    std::ifstream in(a.input);
-    std::string header;
-    if (!in || !std::getline(in, header)) (void)read_file(a.input, "input CSV");  // names the failure
-    std::istringstream hs(header);
-    std::string c;
-    while (std::getline(hs, c, ',') && int(cols.size()) < n_in) {
-      const size_t s = c.find_first_not_of(" \t\r"), e = c.find_last_not_of(" \t\r");
-      cols.push_back(s == std::string::npos ? c : c.substr(s, e - s + 1));
-    }
+  if (cols.empty() && !names.inputs.empty()) {
+    for (const auto& n : names.inputs)
+      if (std::find(header.begin(), header.end(), n) == header.end())
+        throw UsageError(a.input + ": no column \"" + n + "\" in the header, an input of " + a.model +
+                         " (its inputs: " + joined(names.inputs) + "; the header: " + joined(header) +
+                         "); name the columns to use with --inputs");
+    cols = names.inputs;
+  } else if (cols.empty()) {
+    cols.assign(header.begin(), header.begin() + std::min<std::ptrdiff_t>(n_in, std::ptrdiff_t(header.size())));
+    fmt::print(stderr, "nntrain: note: {} records no input names (an older model file); using the first {} columns "
+                       "of {} by position: {}\n", a.model, cols.size(), a.input, joined(cols));
   }
   for (size_t i = 0; i < cols.size(); ++i)
     for (size_t k = 0; k < i; ++k)
@@ -38,19 +48,59 @@ int cmd_predict(const PredictArgs& a) {
   if (int(cols.size()) != n_in)
     throw UsageError(a.input + ": the model takes " + std::to_string(n_in) + " inputs but " +
                      std::to_string(cols.size()) + " input columns were found/given");
-  const Dataset d = load_csv(a.input, cols, {});
-  std::vector<float> out(size_t(d.n) * p.spec.widths.back());
-  reference_forward(p, d.x.data(), d.n, out.data());
+  return cols;
+}
+
+// The output: every column of the input as it was (so an id column joins the results back),
+// then one prediction column per model output.
+std::string output_csv(const std::string& text, const std::string& input, const std::vector<std::string>& header,
+                       const std::vector<float>& out, int n_out) {
+  std::vector<std::string> pred_names;
+  for (int o = 0; o < n_out; ++o) pred_names.push_back("prediction" + std::to_string(o));
+  for (const auto& p : pred_names)
+    if (std::find(header.begin(), header.end(), p) != header.end())
+      throw UsageError(input + ": has a column \"" + p + "\" already, which the output adds; rename or drop it");
   std::string s;
-  for (const auto& c : cols) s += c + ",";
-  for (int o = 0; o < p.spec.widths.back(); ++o) s += fmt::format("prediction{}{}", o, o + 1 < p.spec.widths.back() ? "," : "\n");
-  for (int i = 0; i < d.n; ++i) {
-    for (int k = 0; k < n_in; ++k) s += fmt::format("{:.9g},", d.x[size_t(i) * n_in + k]);
-    for (int o = 0; o < p.spec.widths.back(); ++o)
-      s += fmt::format("{:.9g}{}", out[size_t(i) * p.spec.widths.back() + o], o + 1 < p.spec.widths.back() ? "," : "\n");
+  for (const auto& h : header) s += h + ",";
+  for (int o = 0; o < n_out; ++o) s += pred_names[size_t(o)] + (o + 1 < n_out ? "," : "\n");
+  // The data lines as parse_csv counted them: after the header, blank lines skipped.
+  const bool bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  std::istringstream in(bom ? text.substr(3) : text);
+  std::string line;
+  bool seen_header = false;
+  size_t row = 0;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (!seen_header) {
+      seen_header = true;
+      continue;
+    }
+    for (const auto& f : split_csv_line(line)) s += f + ",";
+    for (int o = 0; o < n_out; ++o)
+      s += fmt::format("{:.9g}{}", out[row * size_t(n_out) + size_t(o)], o + 1 < n_out ? "," : "\n");
+    ++row;
   }
-  write_file_atomic(a.output, s);
-  fmt::print(stderr, "nntrain: wrote {} predictions to {}\n", d.n, a.output);
+  return s;
+}
+
+}  // namespace
+
+int cmd_predict(const PredictArgs& a) {
+  // An unwritable output, or one that is an input, fails before anything is read.
+  check_output_file(a.output, "--output", /*stdout_ok=*/true);
+  check_output_not_input(a.output, "--output", {{"--input", a.input}, {"--model", a.model}});
+  ModelNames names;
+  const Params p = load_model(a.model, &names);
+  const int n_in = p.spec.widths.front(), n_out = p.spec.widths.back();
+  const std::string text = read_file(a.input, "input CSV");
+  const std::vector<std::string> header = csv_header(text);
+  if (header.empty()) throw UsageError(a.input + ": empty CSV file (expected a header row)");
+  const std::vector<std::string> cols = input_columns(a, names, header, n_in);
+  const Dataset d = parse_csv(text, a.input, cols, {});
+  std::vector<float> out(size_t(d.n) * size_t(n_out));
+  reference_forward(p, d.x.data(), d.n, out.data());
+  write_output(a.output, output_csv(text, a.input, header, out, n_out));
+  fmt::print(stderr, "nntrain: wrote {} predictions to {}\n", d.n, a.output == "-" ? "stdout" : a.output);
   return kExitOk;
 }
 

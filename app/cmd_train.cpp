@@ -40,13 +40,13 @@ void write_models(const TrainArgs& a, const Config& cfg, const std::vector<RunRe
       std::filesystem::remove(surface);
       continue;
     }
-    write_file_atomic(file, model_to_json_string(runs[k].final_params));
+    write_file_atomic(file, model_to_json_string(runs[k].final_params, data_column_names(cfg.data)));
     if (a.write_surface) write_file_atomic(surface, surface_csv(cfg, runs[k].final_params, a.write_surface));
     else std::filesystem::remove(surface);  // an earlier run's, not this model's
   }
   // --save-model is what a sweep script picks up next: only a finished run is saved there.
   if (!a.save_model.empty()) {
-    if (runs.front().status() == "ok") save_model(runs.front().final_params, a.save_model);
+    if (runs.front().status() == "ok") save_model(runs.front().final_params, a.save_model, data_column_names(cfg.data));
     else fmt::print(stderr, "nntrain: --save-model {} not written: the run {}\n", a.save_model, runs.front().status());
   }
 }

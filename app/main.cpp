@@ -80,22 +80,23 @@ int main(int argc, char** argv) {
   bench->add_option("--devices", ba.devices, "comma-separated: cpu,gpu");
   add_config_flags(*bench, kForBench, bench_flags);
   bench->add_option("--sweep", ba.sweep, "key.path=v1,v2,... (one key)");
-  bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 2)")
+  bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 2); - for stdout")
       ->check(kNonEmptyPath);
   bench->add_option("--price", ba.price, "price per hour of each device, e.g. cpu=0.2,gpu=1.1: adds costs");
   bench->add_option("--currency", ba.currency, "label for --price amounts, e.g. EUR (converts nothing)");
-  bench->add_option("--export-markdown", ba.export_markdown, "write a Markdown table")->check(kNonEmptyPath);
+  bench->add_option("--export-markdown", ba.export_markdown, "write a Markdown table; - for stdout")->check(kNonEmptyPath);
   bench->add_flag("--quiet,-q", ba.quiet, "no progress output");
   bench->add_option("overrides", ba.overrides, "key.path=value config overrides");
 
   PredictArgs pa;
   auto* predict = app.add_subcommand("predict", "run a saved model on a CSV of inputs");
   predict->add_option("--model", pa.model, "model.json")->required()->check(kNonEmptyPath);
-  predict->add_option("--input", pa.input, "CSV with a header; the first columns named like the model's inputs")
+  predict->add_option("--input", pa.input, "CSV with a header naming the model's inputs (any order; other columns are kept)")
       ->required()
       ->check(kNonEmptyPath);
-  predict->add_option("--output", pa.output, "CSV to write (inputs and predictions)")->required()->check(kNonEmptyPath);
-  predict->add_option("--inputs", pa.input_columns, "input column names (default: the first N columns)");
+  predict->add_option("--output", pa.output, "CSV to write (the input's columns, then predictions); - for stdout")->required()->check(kNonEmptyPath);
+  predict->add_option("--inputs", pa.input_columns,
+                      "input column names in the model's input order (default: the names model.json records)");
 
   auto* info = app.add_subcommand("info", "show the CPU, GPU and build");
 

@@ -62,9 +62,7 @@ Dataset make_peaks(int n1, int n2, double lo, double hi) {
   return d;
 }
 
-namespace {
-
-// Splits one CSV line on commas (no quoting: numeric data). Trims spaces and a trailing \r.
+// No quoting: the data is numeric. Trims spaces and a trailing \r.
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> out;
   std::string cur;
@@ -83,6 +81,8 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   }
   return out;
 }
+
+namespace {
 
 // A cell or a header name as an error message shows it: control bytes (NUL, ESC, ...) as
 // \xHH, so the message stays one line of text that a terminal prints as it is (a NUL would
@@ -184,6 +184,20 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
 Dataset load_dataset(const DataConfig& d) {
   if (!d.csv.empty()) return load_csv(d.csv_resolved, d.inputs, d.targets);
   return make_peaks(d.grid_x1, d.grid_x2, d.range_lo, d.range_hi);
+}
+
+ModelNames data_column_names(const DataConfig& d) {
+  if (!d.csv.empty()) return {d.inputs, d.targets};
+  return {{"x1", "x2"}, {"y"}};  // the names surface.csv and the docs give the grid's columns
+}
+
+std::vector<std::string> csv_header(const std::string& file_text) {
+  const bool bom = file_text.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  std::istringstream in(bom ? file_text.substr(3) : file_text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) return split_csv_line(line);
+  return {};
 }
 
 }  // namespace nntrain

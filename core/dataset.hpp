@@ -35,4 +35,14 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
 // Builds the data set the config describes.
 Dataset load_dataset(const DataConfig& d);
 
+// The column names of the data the config describes, as model.json records them: the peaks
+// grid's x1, x2 -> y; a CSV's configured inputs and targets.
+ModelNames data_column_names(const DataConfig& d);
+
+// For predict, which copies every column of its input through: the header of CSV text (its
+// first non-blank line, a byte-order mark dropped; empty if there is none), and the fields
+// of one line, as parse_csv splits them (on commas, trimmed, no quoting).
+std::vector<std::string> csv_header(const std::string& file_text);
+std::vector<std::string> split_csv_line(const std::string& line);
+
 }  // namespace nntrain

@@ -62,13 +62,68 @@ void remove_stale_temps(const fs::path& dir, const fs::path& target) {
 
 }  // namespace
 
+namespace {
+
+// What a non-regular file is, for messages ("a character device"); "" for a regular file.
+std::string kind_of(mode_t m) {
+  if (S_ISREG(m)) return "";
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+// "", or why `path` (followed through links) cannot be replaced by a result file.
+std::string non_regular_target(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";  // absent (or a dangling link): created
+  const std::string kind = kind_of(st.st_mode);
+  return kind.empty() ? "" : "is " + kind + ", not a regular file";
+}
+
+// `path` as messages name it: with the file a link resolves to, when it is one.
+std::string shown_target(const std::string& path, const std::string& real) {
+  return real == path ? path : path + " (a link to " + real + ")";
+}
+
+}  // namespace
+
+std::string resolve_output_path(const std::string& path) {
+  fs::path p(path);
+  for (int hops = 0;; ++hops) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    if (hops == 40) throw IoError("cannot write " + path + ": too many levels of symbolic links");
+    std::vector<char> buf(size_t(st.st_size > 0 ? st.st_size : 4095) + 1);
+    const ssize_t n = ::readlink(p.c_str(), buf.data(), buf.size());
+    if (n < 0 || size_t(n) >= buf.size())
+      throw IoError("cannot write " + path + ": cannot read the link " + p.string());
+    const fs::path to(std::string(buf.data(), size_t(n)));
+    p = to.is_absolute() ? to : (p.has_parent_path() ? p.parent_path() : fs::path(".")) / to;
+  }
+  // A link the kernel resolves by itself (/proc/self/fd/N: a pipe, a deleted file) names no
+  // path a rename could replace: the chain must end at the very file the path opens.
+  struct stat via {}, at {};
+  if (::stat(path.c_str(), &via) == 0 &&
+      (::stat(p.c_str(), &at) != 0 || via.st_dev != at.st_dev || via.st_ino != at.st_ino))
+    throw IoError("cannot write " + path + ": it is a link (to " + p.string() + ") that names no replaceable file");
+  return p.string();
+}
+
 void write_file_atomic(const std::string& path, const std::string& content) {
-  const fs::path target(path);
-  if (!target.has_filename()) throw IoError("cannot write " + path + ": not a file name");
+  if (!fs::path(path).has_filename()) throw IoError("cannot write " + path + ": not a file name");
+  if (const std::string why = non_regular_target(path); !why.empty())
+    throw IoError("cannot write " + path + ": " + why);
+  const std::string real = resolve_output_path(path);
+  const std::string what = shown_target(path, real);
+  const fs::path target(real);
+  if (!target.has_filename()) throw IoError("cannot write " + what + ": not a file name");
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string tmpl = (dir / (temp_prefix(target) + std::to_string(::getpid()) + ".XXXXXX")).string();
   int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw IoError("cannot write " + path + ": " + std::strerror(errno));
+  if (fd < 0) throw IoError("cannot write " + what + ": " + std::strerror(errno));
   const char* p = content.data();
   size_t left = content.size();
   while (left > 0) {
@@ -78,7 +133,7 @@ void write_file_atomic(const std::string& path, const std::string& content) {
       const int err = errno;
       ::close(fd);
       ::unlink(tmpl.c_str());
-      throw IoError("cannot write " + path + ": " + std::strerror(err));
+      throw IoError("cannot write " + what + ": " + std::strerror(err));
     }
     p += n;
     left -= size_t(n);
@@ -88,12 +143,12 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     const int err = errno;
     ::unlink(tmpl.c_str());
-    throw IoError("cannot write " + path + ": " + std::strerror(err));
+    throw IoError("cannot write " + what + ": " + std::strerror(err));
   }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+  if (::rename(tmpl.c_str(), real.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmpl.c_str());
-    throw IoError("cannot write " + path + ": " + std::strerror(err));
+    throw IoError("cannot write " + what + ": " + std::strerror(err));
   }
   // The rename is durable once the directory entry is on disk.
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -102,6 +157,12 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     ::close(dfd);
   }
   remove_stale_temps(dir, target);
+}
+
+void write_output(const std::string& path, const std::string& content) {
+  if (path != "-") return write_file_atomic(path, content);
+  if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
+    throw IoError(std::string("cannot write to stdout: ") + std::strerror(errno));
 }
 
 void ensure_directory(const std::string& dir) {
@@ -143,22 +204,46 @@ void check_output_location(const std::string& dir) {
 
 namespace nntrain {
 
-void check_output_file(const std::string& file, const std::string& option) {
+void check_output_file(const std::string& file, const std::string& option, bool stdout_ok) {
   // Nothing creates an output file's folder (only --out's and output.dir's), so it must
   // exist now: otherwise the run would train first and fail at the end, its result lost.
   if (file.empty()) throw UsageError(option + ": the file name is empty");
+  if (file == "-") {
+    if (stdout_ok) return;
+    throw UsageError(option + " -: this option writes a file, not stdout (./- names a file called -)");
+  }
   const fs::path p(file);
   std::error_code ec;
   if (!p.has_filename() || fs::is_directory(p, ec))
     throw UsageError(option + " " + file + ": is a directory; give a file name inside it");
-  if (fs::exists(p, ec) && !fs::is_regular_file(p, ec))
-    throw UsageError(option + " " + file + ": exists and is not a regular file");
-  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (const std::string why = non_regular_target(file); !why.empty())
+    throw UsageError(option + " " + file + ": " + why + (stdout_ok ? " (- writes to stdout)" : ""));
+  std::string real;
+  try {
+    real = resolve_output_path(file);
+  } catch (const IoError& e) {
+    throw UsageError(option + " " + std::string(e.what()).substr(std::string("cannot write ").size()));
+  }
+  const fs::path target(real);
+  const std::string what = option + " " + shown_target(file, real);
+  if (!target.has_filename()) throw UsageError(what + ": is a directory; give a file name inside it");
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(parent, ec))
-    throw UsageError(option + " " + file + ": folder " + parent.string() +
+    throw UsageError(what + ": folder " + parent.string() +
                      (fs::exists(parent, ec) ? " is not a directory" : " does not exist"));
-  if (::access(parent.c_str(), W_OK) != 0)
-    throw UsageError(option + " " + file + ": folder " + parent.string() + " is not writable");
+  if (::access(parent.c_str(), W_OK) != 0) throw UsageError(what + ": folder " + parent.string() + " is not writable");
+}
+
+void check_output_not_input(const std::string& file, const std::string& option,
+                            const std::vector<std::pair<std::string, std::string>>& inputs) {
+  struct stat out {};
+  if (file == "-" || ::stat(file.c_str(), &out) != 0) return;  // a new file is no input
+  for (const auto& [in_option, in_path] : inputs) {
+    struct stat in {};
+    if (::stat(in_path.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      throw UsageError(option + " " + file + " is the same file as " + in_option + " " + in_path +
+                       ": writing it would overwrite the input; choose another output file");
+  }
 }
 
 }  // namespace nntrain

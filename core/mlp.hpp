@@ -53,12 +53,19 @@ bool parse_activation(const std::string& name, Activation& out);
 const char* init_name(Init i);
 bool parse_init(const std::string& name, Init& out);
 
+// The data's column names a model was trained on: model.json records them ("inputs",
+// "outputs"; keys PyTorch-side readers ignore) so that predict can find its inputs by name.
+// Empty in a model written before they were recorded (or built by hand without them).
+struct ModelNames {
+  std::vector<std::string> inputs, outputs;
+};
+
 // model.json (docs/DESIGN.md §4). save writes atomically and refuses non-finite weights (IoError);
 // load checks every shape against the file before allocating, and throws UsageError naming the file
-// and the JSON path of what is wrong.
-void save_model(const Params& p, const std::string& path);
-Params load_model(const std::string& path);
-std::string model_to_json_string(const Params& p);
+// and the JSON path of what is wrong. Names, when given, must match the widths.
+void save_model(const Params& p, const std::string& path, const ModelNames& names = {});
+Params load_model(const std::string& path, ModelNames* names = nullptr);
+std::string model_to_json_string(const Params& p, const ModelNames& names = {});
 // False if any weight or bias is NaN or Inf (such a model is never written).
 bool all_finite(const Params& p);
 

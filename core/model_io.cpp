@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 
 #include "errors.hpp"
 #include "fileio.hpp"
@@ -13,12 +14,29 @@ namespace nntrain {
 
 using nlohmann::json;
 
-std::string model_to_json_string(const Params& p) {
+namespace {
+
+// `"key": ["a", "b"],` on its own line; nothing for no names. A name the data gave that is
+// not UTF-8 is written with U+FFFD rather than failing after training.
+void write_names(std::ostream& os, const char* key, const std::vector<std::string>& names, int width) {
+  if (names.empty()) return;
+  if (int(names.size()) != width)
+    throw std::logic_error(std::string("model.json \"") + key + "\": " + std::to_string(names.size()) +
+                           " names for a width of " + std::to_string(width));
+  os << "\n  \"" << key << "\": " << json(names).dump(-1, ' ', false, json::error_handler_t::replace) << ",";
+}
+
+}  // namespace
+
+std::string model_to_json_string(const Params& p, const ModelNames& names) {
   // Written by hand rather than through json::dump so floats print with the shortest
   // repr that round-trips (max_digits10) and the W rows stay one per line.
   std::ostringstream os;
   os.precision(9);
-  os << "{\n  \"format\": \"nntrain-mlp\",\n  \"version\": 1,\n  \"layers\": [";
+  os << "{\n  \"format\": \"nntrain-mlp\",\n  \"version\": 1,";
+  write_names(os, "inputs", names.inputs, p.spec.widths.front());
+  write_names(os, "outputs", names.outputs, p.spec.widths.back());
+  os << "\n  \"layers\": [";
   for (int l = 0; l < p.spec.layers(); ++l) {
     const int in = p.spec.in(l), out = p.spec.out(l);
     os << (l ? ",\n" : "\n") << "    {\"in\": " << in << ", \"out\": " << out
@@ -38,10 +56,10 @@ std::string model_to_json_string(const Params& p) {
   return os.str();
 }
 
-void save_model(const Params& p, const std::string& path) {
+void save_model(const Params& p, const std::string& path, const ModelNames& names) {
   if (!all_finite(p))
     throw IoError("refusing to write " + path + ": the weights contain NaN or Inf (JSON cannot hold them)");
-  write_file_atomic(path, model_to_json_string(p));
+  write_file_atomic(path, model_to_json_string(p, names));
 }
 
 namespace {
@@ -100,13 +118,29 @@ LayerJson read_layer_shape(const json& L, const std::string& at, const std::stri
   return out;
 }
 
+// "inputs"/"outputs": `width` distinct, non-empty strings (the data's column names).
+std::vector<std::string> read_names(ObjectReader& root, const std::string& key, int width, const char* what) {
+  const json& a = root.at(key);
+  check_length(root, a, size_t(width), "/" + key, what);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string at = "/" + key + "/" + std::to_string(i);
+    if (!a[i].is_string() || a[i].get<std::string>().empty()) root.fail(at, "expected a non-empty column name");
+    out.push_back(a[i].get<std::string>());
+    for (size_t k = 0; k < i; ++k)
+      if (out[k] == out[i]) root.fail(at, "\"" + out[i] + "\" is named twice");
+  }
+  return out;
+}
+
 }  // namespace
 
-Params load_model(const std::string& path) {
+Params load_model(const std::string& path, ModelNames* names) {
   const std::string prefix = path + ": ";
   const json j = parse_json_text(read_file(path, "model file"), path);  // UsageError with line and column
   ObjectReader root(j, "", prefix);
   const bool has_format = root.has("format"), has_version = root.has("version"), has_layers = root.has("layers");
+  const bool has_inputs = root.has("inputs"), has_outputs = root.has("outputs");
   root.finish();  // a misspelt key first ("layerz": did you mean "layers"?)
   if (!has_format || root.at("format") != "nntrain-mlp") root.fail("/format", "expected \"nntrain-mlp\"");
   if (!has_version || root.at("version") != 1) root.fail("/version", "expected 1");
@@ -131,6 +165,10 @@ Params load_model(const std::string& path) {
     }
     shapes.push_back(s);
   }
+  ModelNames read;
+  if (has_inputs) read.inputs = read_names(root, "inputs", spec.widths.front(), "names (the model's inputs)");
+  if (has_outputs) read.outputs = read_names(root, "outputs", spec.widths.back(), "names (the model's outputs)");
+  if (names) *names = read;
   Params p{spec, std::vector<float>(spec.param_count())};
   for (size_t l = 0; l < shapes.size(); ++l) {
     const LayerJson& s = shapes[l];

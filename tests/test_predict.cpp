@@ -1,6 +1,7 @@
 // test_predict.cpp — `train --write-surface` and `nntrain predict` end to end.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <sstream>
@@ -165,6 +166,173 @@ TEST_CASE("write-surface and predict agree with a forward pass written out by ha
     CHECK(std::stod(pred[i][2]) == Approx(hand_forward(std::stod(pred[i][0]), std::stod(pred[i][1])))
                                        .epsilon(1e-5)
                                        .margin(1e-6));
+  }
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// The hand model with the names model.json records: its inputs are x1, x2 in that order.
+std::string named_hand_model() {
+  std::string m = kHandModel;
+  m.insert(1, R"("inputs": ["x1", "x2"], "outputs": ["y"], )");
+  return m;
+}
+
+struct Pred {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+Pred predict_file(const std::string& dir, const std::string& model, const std::string& csv, const std::string& extra,
+                  std::string* err = nullptr) {
+  const std::string in = write_text(dir + "/in.csv", csv);
+  fs::remove(dir + "/pred.csv");
+  const auto r = run_nntrain("predict --model " + model + " --input " + in + " --output " + dir + "/pred.csv" + extra);
+  INFO(csv << extra << "\n" << r.err);
+  REQUIRE(r.exit_code == 0);
+  if (err) *err = r.err;
+  auto rows = csv_rows(slurp(dir + "/pred.csv"));
+  Pred p{rows.front(), {rows.begin() + 1, rows.end()}};
+  return p;
+}
+
+// Points, one per row: (x1, x2), with predictions far apart so a swap of x1 and x2 shows.
+const std::vector<std::pair<double, double>> kPoints = {{0.5, 1.0}, {-1.0, 0.25}, {1.5, -0.75}, {-0.5, -1.25}};
+
+}  // namespace
+
+TEST_CASE("predict finds the inputs by the names model.json records: shuffled columns and an id column",
+          "[cli][predict]") {
+  const std::string dir = fresh_dir("predict_names");
+  fs::create_directories(dir);
+  const std::string model = write_text(dir + "/named.json", named_hand_model());
+  std::string plain = "x1,x2\n", shuffled = "id,x2,note,x1\n";
+  for (size_t i = 0; i < kPoints.size(); ++i) {
+    const auto [x1, x2] = kPoints[i];
+    plain += fmt::format("{},{}\n", x1, x2);
+    shuffled += fmt::format("r{},{},n{},{}\n", i + 17, x2, i, x1);
+  }
+  const Pred a = predict_file(dir, model, plain, "");
+  const Pred b = predict_file(dir, model, shuffled, "");
+  CHECK(a.header == std::vector<std::string>{"x1", "x2", "prediction0"});
+  // Every column of the input, in its order, then the prediction: the id joins back.
+  CHECK(b.header == std::vector<std::string>{"id", "x2", "note", "x1", "prediction0"});
+  REQUIRE(a.rows.size() == kPoints.size());
+  REQUIRE(b.rows.size() == kPoints.size());
+  for (size_t i = 0; i < kPoints.size(); ++i) {
+    const auto [x1, x2] = kPoints[i];
+    INFO("row " << i);
+    CHECK(b.rows[i][0] == "r" + std::to_string(i + 17));
+    CHECK(b.rows[i][2] == "n" + std::to_string(i));
+    CHECK(std::stod(a.rows[i][2]) == Approx(hand_forward(x1, x2)).epsilon(1e-5).margin(1e-6));
+    CHECK(b.rows[i][4] == a.rows[i][2]);  // the same prediction, whatever the column order
+  }
+  CHECK(hand_forward(0.5, 1.0) != Approx(hand_forward(1.0, 0.5)).margin(1e-3));  // a swap would show
+  fs::remove_all(dir);
+}
+
+TEST_CASE("predict on CSVs wider than the model: trailing and leading extra columns, with and without --inputs",
+          "[cli][predict]") {
+  const std::string dir = fresh_dir("predict_wide");
+  fs::create_directories(dir);
+  const std::string named = write_text(dir + "/named.json", named_hand_model());
+  const std::string old = write_text(dir + "/old.json", kHandModel);  // no names: written before they were recorded
+  std::string trailing = "x1,x2,y\n", leading = "y,x1,x2\n";
+  for (const auto& [x1, x2] : kPoints) {
+    trailing += fmt::format("{},{},{}\n", x1, x2, nntrain::peaks(x1, x2));
+    leading += fmt::format("{},{},{}\n", nntrain::peaks(x1, x2), x1, x2);
+  }
+  struct Case {
+    std::string model, csv, extra;
+    size_t pred_col;
+    bool note;  // the old model's one-line note that columns are taken by position
+  };
+  for (const Case& c : std::vector<Case>{{named, trailing, "", 3, false},
+                                         {named, trailing, " --inputs x1 x2", 3, false},
+                                         {named, leading, "", 3, false},
+                                         {named, leading, " --inputs x1 x2", 3, false},
+                                         {old, trailing, "", 3, true},
+                                         {old, leading, " --inputs x1 x2", 3, false}}) {
+    INFO(c.model << "\n" << c.csv << c.extra);
+    std::string err;
+    const Pred p = predict_file(dir, c.model, c.csv, c.extra, &err);
+    CHECK(p.header.size() == 4);
+    CHECK(p.header.back() == "prediction0");
+    CHECK((err.find("records no input names") != std::string::npos) == c.note);
+    REQUIRE(p.rows.size() == kPoints.size());
+    for (size_t i = 0; i < kPoints.size(); ++i)
+      CHECK(std::stod(p.rows[i][c.pred_col]) ==
+            Approx(hand_forward(kPoints[i].first, kPoints[i].second)).epsilon(1e-5).margin(1e-6));
+  }
+  // The old model on the leading column takes y, x1 by position, as it always did, and says so.
+  std::string err;
+  const Pred p = predict_file(dir, old, leading, "", &err);
+  CHECK_THAT(err, Catch::Contains("old.json") && Catch::Contains("by position: y, x1"));
+  CHECK(std::stod(p.rows[0][3]) == Approx(hand_forward(nntrain::peaks(0.5, 1.0), 0.5)).epsilon(1e-5).margin(1e-6));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("predict refuses a CSV that lacks a named input, or has a prediction column already",
+          "[cli][predict][errors]") {
+  const std::string dir = fresh_dir("predict_missing");
+  fs::create_directories(dir);
+  const std::string named = write_text(dir + "/named.json", named_hand_model());
+  const std::string in = write_text(dir + "/in.csv", "x1,z\n1,2\n");
+  auto r = run_nntrain("predict --model " + named + " --input " + in + " --output " + dir + "/out.csv");
+  CHECK(r.exit_code == 2);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_THAT(r.err, Catch::Contains("in.csv") && Catch::Contains("\"x2\"") && Catch::Contains("--inputs"));
+  CHECK_FALSE(fs::exists(dir + "/out.csv"));
+  // Asked by --inputs, the columns are taken as named, whatever the model records.
+  r = run_nntrain("predict --model " + named + " --input " + in + " --output " + dir + "/out.csv --inputs x1 z");
+  CHECK(r.exit_code == 0);
+  write_text(in, "x1,x2,prediction0\n1,2,3\n");
+  r = run_nntrain("predict --model " + named + " --input " + in + " --output " + dir + "/out2.csv");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("prediction0"));
+  CHECK_FALSE(fs::exists(dir + "/out2.csv"));
+  // A model whose names do not fit its widths is refused with the JSON path.
+  std::string bad = kHandModel;
+  bad.insert(1, R"("inputs": ["x1"], )");
+  r = run_nntrain("predict --model " + write_text(dir + "/bad.json", bad) + " --input " + in + " --output " + dir +
+                  "/out3.csv");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("bad.json") && Catch::Contains("/inputs"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("train records the data's column names in model.json, and predict uses them", "[cli][predict]") {
+  const std::string dir = fresh_dir("predict_recorded");
+  fs::create_directories(dir);
+  const std::string hand = write_text(dir + "/hand.json", kHandModel);
+  // A CSV whose columns are not in the model's order; the config names the inputs a, b.
+  std::string csv = "t,b,id,a\n";
+  for (size_t i = 0; i < kPoints.size(); ++i)
+    csv += fmt::format("{},{},{},{}\n", 0.1 * double(i), kPoints[i].second, i, kPoints[i].first);
+  write_text(dir + "/data.csv", csv);
+  write_text(dir + "/c.json", R"({"data": {"csv": "data.csv", "inputs": ["a", "b"], "targets": ["t"]},
+                                  "model": {"layers": [2, 3, 1]}})");
+  auto r = run_nntrain("--config " + dir + "/c.json --epochs 0 --quiet --init-model " + hand + " --save-model " + dir +
+                       "/saved.json --out " + dir + "/run");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* f : {"/saved.json", "/run/model.json"}) {
+    const json m = json::parse(slurp(dir + f));
+    CHECK(m["inputs"] == json({"a", "b"}));
+    CHECK(m["outputs"] == json({"t"}));
+    CHECK(m["layers"].size() == 2);  // PyTorch's layout, the names only added beside it
+  }
+  const auto peaks = run_nntrain("--config configs/peaks.json --epochs 0 --quiet --out " + dir + "/peaks data.grid=4");
+  REQUIRE(peaks.exit_code == 0);
+  CHECK(json::parse(slurp(dir + "/peaks/model.json"))["inputs"] == json({"x1", "x2"}));
+  // predict on the training data itself: a, b by name, t and id passed through.
+  const Pred p = predict_file(dir, dir + "/saved.json", csv, "");
+  CHECK(p.header == std::vector<std::string>{"t", "b", "id", "a", "prediction0"});
+  for (size_t i = 0; i < kPoints.size(); ++i) {
+    CHECK(p.rows[i][2] == std::to_string(i));
+    CHECK(std::stod(p.rows[i][4]) ==
+          Approx(hand_forward(kPoints[i].first, kPoints[i].second)).epsilon(1e-5).margin(1e-6));
   }
   fs::remove_all(dir);
 }
