@@ -113,7 +113,10 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   require_devices(registry, cfg, std::string("--device ") + to_string(cfg.device));
   if (a.write_surface) check_surface_request(cfg, a.write_surface);
   check_output_location(a.out.empty() ? cfg.output_dir : a.out);
-  if (!a.save_model.empty()) check_output_file(a.save_model, "--save-model");
+  if (!a.save_model.empty()) {
+    check_output_file(a.save_model, "--save-model");
+    check_output_not_input(a.save_model, "--save-model", {{"--config", a.config}, {"data.csv", cfg.data.csv_resolved}});
+  }
 
   const std::string dir = a.out.empty() ? make_numbered_run_dir(cfg.output_dir) : (ensure_directory(a.out), a.out);
   write_file_atomic(dir + "/config.resolved.json", dump(resolved_config_json(cfg)));

@@ -248,3 +248,22 @@ TEST_CASE("bench --export-json - writes the JSON alone on stdout; an export onto
   CHECK(slurp(cfg) == before);
   fs::remove_all(dir);
 }
+
+TEST_CASE("train --save-model onto its config or data, or to -, is refused before the run", "[outputs][cli]") {
+  const std::string dir = fresh_dir("out_train");
+  fs::create_directories(dir);
+  const std::string cfg = dir + "/c.json";
+  fs::copy_file(std::string(NNTRAIN_SOURCE_DIR) + "/configs/peaks.json", cfg);
+  const std::string before = slurp(cfg);
+  fs::create_symlink(cfg, dir + "/cfg_link.json");
+  for (const std::string& save : {cfg, dir + "/cfg_link.json", std::string("-")}) {
+    const auto r = run_nntrain("--config " + cfg + " --epochs 1 --quiet --out " + dir + "/run --save-model " + save);
+    INFO(save << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--save-model"));
+    CHECK_FALSE(fs::exists(dir + "/run"));
+  }
+  CHECK(slurp(cfg) == before);
+  CHECK_FALSE(fs::exists(fs::path(NNTRAIN_SOURCE_DIR) / "-"));
+  fs::remove_all(dir);
+}
