@@ -109,62 +109,62 @@ mutant mse-mean-outputs core/reference_math.hpp '[gradcheck]' \
 # which every 2-input net such as 2-20-5-1 takes, and the same in mv_block's epilogue (the
 # backward into deeper hidden layers, which 2-20-5-1 does not take: that one survived
 # [sizes] and is caught by test_fast_cpu.cpp's deeper and wider nets).
-mutant relu-backward kernels/cpu/cpu_fast_kernels.inc '[sizes]' \
+mutant relu-backward kernels/cpu/cpu_fast_kernels_backward.inc '[sizes]' \
   '        p = a > vf{} ? p : vf{};
       else if constexpr (ACT != 0)' \
   '        p = a >= vf{} ? p : vf{};
       else if constexpr (ACT != 0)' \
   'fast kernels: relu passes the gradient through units that are off (output 0)'
-mutant relu-backward-deep kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
+mutant relu-backward-deep kernels/cpu/cpu_fast_kernels_forward.inc '[fast]~[sizes]' \
   'v = y > vf{} ? v : vf{};' \
   'v = y >= vf{} ? v : vf{};' \
   'fast kernels: the same in the backward into deeper hidden layers'
 # The forward's tail (a net of three layers: the loss, the last layer's gradient and the
 # delta into the second, in the forward pass): relu', and the padding lanes of a ragged tile.
-mutant relu-backward-tail kernels/cpu/cpu_fast_kernels.inc '[sizes]' \
+mutant relu-backward-tail kernels/cpu/cpu_fast_kernels_fused.inc '[sizes]' \
   '      p = a > vf{} ? p : vf{};
     else if constexpr (ACT1 != 0)' \
   '      p = a >= vf{} ? p : vf{};
     else if constexpr (ACT1 != 0)' \
   'fast kernels: the forward tail passes the gradient through second-layer units that are off'
-mutant tail-loss-padding kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
+mutant tail-loss-padding kernels/cpu/cpu_fast_kernels_fused.inc '[fast]~[sizes]' \
   'lsum += valid ? diff * diff : vf{};' \
   'lsum += diff * diff;' \
   'fast kernels: the forward tail counts the padding lanes of a ragged tile in the loss'
 # The same two in the tail that AVX-512 keeps inside the block loop (kFwdTailPass).
-mutant relu-backward-tail-inloop kernels/cpu/cpu_fast_kernels.inc '[kernels]' \
+mutant relu-backward-tail-inloop kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
   '            p = a > vf{} ? p : vf{};
           else if constexpr (ACT1 != 0)' \
   '            p = a >= vf{} ? p : vf{};
           else if constexpr (ACT1 != 0)' \
   'fast kernels (AVX-512): the in-loop forward tail passes the gradient through units that are off'
 needs[relu-backward-tail-inloop]=avx512f
-mutant tail-loss-padding-inloop kernels/cpu/cpu_fast_kernels.inc '[kernels]' \
+mutant tail-loss-padding-inloop kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
   'lsum = lsum + (valid ? diff * diff : vf{});' \
   'lsum = lsum + diff * diff;' \
   'fast kernels (AVX-512): the in-loop forward tail counts the padding lanes in the loss'
 needs[tail-loss-padding-inloop]=avx512f
 # The tail as a pass of its own (ff_tail): the second layer's outputs parked in D's rows, the
 # vectors without padding unmasked, the rest masked.
-mutant tail-y-rows kernels/cpu/cpu_fast_kernels.inc '[kernels]' \
+mutant tail-y-rows kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
   'float *H = f.H, *Z = kPass ? f.D : f.Z;' \
   'float *H = f.H, *Z = f.Z;' \
   'fast kernels: the forward leaves the second layer outputs where its tail does not read them'
-mutant tail-full-rounds-up kernels/cpu/cpu_fast_kernels.inc '[kernels]' \
+mutant tail-full-rounds-up kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
   'const int full = (f.count < f.T ? f.count : f.T) / LANES * LANES;' \
   'const int full = (f.count < f.T ? f.count + LANES - 1 : f.T) / LANES * LANES;' \
   'fast kernels: the forward tail takes the partial vector of a ragged tile unmasked'
-mutant tail-masked-skip kernels/cpu/cpu_fast_kernels.inc '[kernels]' \
+mutant tail-masked-skip kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
   'for (int c = full; c < f.T; c += LANES)' \
   'for (int c = full + LANES; c < f.T; c += LANES)' \
   'fast kernels: the forward tail skips the first vector that holds padding'
 # The mini-batch input paths: records transposed for shuffled tiles, rows read in place for
 # unshuffled ones (test_fast_cpu.cpp runs both against the reference).
-mutant gather-transpose kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
+mutant gather-transpose kernels/cpu/cpu_fast_kernels_shuffle.inc '[fast]~[sizes]' \
   'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 2, 3, 6, 7),' \
   'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 0, 1, 6, 7),' \
   'fast backend: shuffled tiles take two samples second input from the first'
-mutant gather-transpose8 kernels/cpu/cpu_fast_kernels.inc '[fast]~[sizes]' \
+mutant gather-transpose8 kernels/cpu/cpu_fast_kernels_shuffle.inc '[fast]~[sizes]' \
   '__builtin_shufflevector(t0, t1, 2, 3, 10, 11, 6, 7, 14, 15),' \
   '__builtin_shufflevector(t0, t1, 2, 3, 10, 11, 2, 3, 14, 15),' \
   'fast backend: shuffled tiles of 8 records give samples 5 and 6 the second input of samples 1 and 2'
@@ -181,7 +181,7 @@ mutant vbmi-tail-overrun kernels/cpu/cpu_fast_shuffle_vbmi.cpp '[partition]' \
 needs[vbmi-stale-tables]=avx512vbmi
 needs[vbmi-tail-overrun]=avx512vbmi
 # The grouped shuffle (four vectors' first rounds at once) and AVX2's table-driven packing.
-mutant shuffle-group-positions kernels/cpu/cpu_fast_kernels.inc '[partition]' \
+mutant shuffle-group-positions kernels/cpu/cpu_fast_kernels_shuffle.inc '[partition]' \
   'm = append_pending(x[v], lane + uint32_t(j + v * LANES), LANES, key.n, pend, where, m);' \
   'm = append_pending(x[v], lane + uint32_t(j), LANES, key.n, pend, where, m);' \
   'shuffle: a group of first rounds records every vector under the first vector'"'"'s positions'
@@ -251,23 +251,23 @@ mutant done-stale-lines kernels/cpu/cpu_fast.cpp '[determinism]' \
   'n += int64_t(v & kClaimMask);' \
   'fast backend: the chunks a thread computed in earlier steps count as done in this one'
 # Adam with subnormals flushed (cpu_fast_kernels.inc, k_reduce_adam).
-mutant adam-no-flush kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
+mutant adam-no-flush kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
   'const FlushSubnormals flush(h.eps >= kFlushMinEps);' \
   'const FlushSubnormals flush(false);' \
   "fast backend: Adam's subnormal moments kept (each operation on them on x86's slow path)"
-mutant adam-flush-tiny-eps kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
+mutant adam-flush-tiny-eps kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
   'const FlushSubnormals flush(h.eps >= kFlushMinEps);' \
   'const FlushSubnormals flush(true);' \
   'fast backend: subnormals flushed in Adam even with a tiny eps (a zero denominator, or one a flushed v dominated)'
-mutant adam-ftz-only kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
+mutant adam-ftz-only kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
   '__builtin_ia32_ldmxcsr(saved_ | 0x8040u);' \
   '__builtin_ia32_ldmxcsr(saved_ | 0x8000u);' \
   'fast backend: Adam flushes subnormal results but reads subnormal slot values as they are'
-mutant adam-daz-only kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
+mutant adam-daz-only kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
   '__builtin_ia32_ldmxcsr(saved_ | 0x8040u);' \
   '__builtin_ia32_ldmxcsr(saved_ | 0x0040u);' \
   'fast backend: Adam reads subnormals as zero but still writes subnormal results'
-mutant adam-mxcsr-leaks kernels/cpu/cpu_fast_kernels.inc 'fast kernels: reduce_adam*' \
+mutant adam-mxcsr-leaks kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
   '    if (on_) __builtin_ia32_ldmxcsr(saved_);' \
   '    (void)saved_;' \
   "fast backend: Adam leaves flush-to-zero on in the caller's MXCSR"
@@ -391,9 +391,9 @@ mutant json-duplicate-keys core/json_reader.cpp '[bad_input]' \
   'config: a key given twice in one object is dropped silently'
 mutant output-folder-missing core/fileio.cpp '[bad_input]' \
   'if (!fs::is_directory(parent, ec))
-    throw UsageError(what + ": folder "' \
+    throw UsageError(option + " " + file + ": folder "' \
   'if (!fs::is_directory(parent, ec) && fs::exists(parent, ec))
-    throw UsageError(what + ": folder "' \
+    throw UsageError(option + " " + file + ": folder "' \
   '--save-model into a missing folder: accepted, the run trains, then fails to write'
 mutant flag-unsigned-wrap app/cli_flags.cpp '[bad_input]' \
   'if (non_negative && negative) return' \
@@ -462,50 +462,6 @@ mutant blas-not-loaded kernels/cpu/cpu_fast.cpp '[blas]' \
   'blas_lib_ = load_openblas();' \
   'blas_lib_ = nullptr;' \
   'OpenBLAS never used: wide layers silently on the SIMD kernels'
-
-# --- outputs that never clobber, predict by column name (issues 44, 46) ----------------------
-mutant writer-replaces-link core/fileio.cpp '[outputs]' \
-  'if (::rename(tmpl.c_str(), real.c_str()) != 0) {' \
-  'if (::rename(tmpl.c_str(), path.c_str()) != 0) {' \
-  'atomic write: the temporary renamed over the symlink, replacing the link with a file'
-mutant writer-no-follow core/fileio.cpp '[outputs]' \
-  'if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;' \
-  'if (true) break;' \
-  'atomic write: symbolic links not followed (the link replaced, its target left old)'
-mutant writer-device-ok core/fileio.cpp '[outputs]' \
-  'return kind.empty() ? "" : "is " + kind + ", not a regular file";' \
-  'return "";' \
-  'an output that is a device or FIFO (/dev/stdout) is replaced by a regular file'
-mutant writer-link-folder core/fileio.cpp '[outputs]' \
-  'const fs::path target(real);
-  const std::string what = option' \
-  'const fs::path target(file);
-  const std::string what = option' \
-  'output check: a dangling link checks its own folder, not its target'"'"'s: fails after the work'
-mutant writer-dash-file core/fileio.cpp '[outputs]' \
-  'if (path != "-") return write_file_atomic(path, content);' \
-  'return write_file_atomic(path, content);' \
-  '--output -: a file named "-" instead of stdout'
-mutant predict-same-file app/cmd_predict.cpp '[outputs]' \
-  'check_output_not_input(a.output, "--output", {{"--input", a.input}, {"--model", a.model}});' \
-  '' \
-  'predict --output equal to --input overwrites the input'
-mutant predict-by-position app/cmd_predict.cpp '[predict]' \
-  'const Params p = load_model(a.model, &names);' \
-  'const Params p = load_model(a.model);' \
-  'predict maps columns by position despite the names model.json records'
-mutant predict-drops-passthrough app/cmd_predict.cpp '[predict]' \
-  'output_csv(text, a.input, header, out, n_out)' \
-  'output_csv(text, a.input, cols, out, n_out)' \
-  'predict names only the input columns: an id column is lost from the header'
-mutant predict-default-count app/cmd_predict.cpp '[predict]' \
-  'cols.assign(header.begin(), header.begin() + std::min<std::ptrdiff_t>(n_in, std::ptrdiff_t(header.size())));' \
-  'cols.assign(header.begin(), header.begin() + std::min<std::ptrdiff_t>(n_in + 1, std::ptrdiff_t(header.size())));' \
-  'predict with an old model: an off-by-one in the default column count (x1,x2,y refused)'
-mutant model-names-unwritten core/model_io.cpp '[predict]' \
-  'write_names(os, "inputs", names.inputs, p.spec.widths.front());' \
-  '(void)names;' \
-  'model.json: the data'"'"'s input names not recorded'
 
 # ---------------------------------------------------------------------------------------------
 selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
