@@ -391,9 +391,9 @@ mutant json-duplicate-keys core/json_reader.cpp '[bad_input]' \
   'config: a key given twice in one object is dropped silently'
 mutant output-folder-missing core/fileio.cpp '[bad_input]' \
   'if (!fs::is_directory(parent, ec))
-    throw UsageError(option + " " + file + ": folder "' \
+    throw UsageError(what + ": folder "' \
   'if (!fs::is_directory(parent, ec) && fs::exists(parent, ec))
-    throw UsageError(option + " " + file + ": folder "' \
+    throw UsageError(what + ": folder "' \
   '--save-model into a missing folder: accepted, the run trains, then fails to write'
 mutant flag-unsigned-wrap app/cli_flags.cpp '[bad_input]' \
   'if (non_negative && negative) return' \
@@ -462,6 +462,50 @@ mutant blas-not-loaded kernels/cpu/cpu_fast.cpp '[blas]' \
   'blas_lib_ = load_openblas();' \
   'blas_lib_ = nullptr;' \
   'OpenBLAS never used: wide layers silently on the SIMD kernels'
+
+# --- outputs that never clobber, predict by column name (issues 44, 46) ----------------------
+mutant writer-replaces-link core/fileio.cpp '[outputs]' \
+  'if (::rename(tmpl.c_str(), real.c_str()) != 0) {' \
+  'if (::rename(tmpl.c_str(), path.c_str()) != 0) {' \
+  'atomic write: the temporary renamed over the symlink, replacing the link with a file'
+mutant writer-no-follow core/fileio.cpp '[outputs]' \
+  'if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;' \
+  'if (true) break;' \
+  'atomic write: symbolic links not followed (the link replaced, its target left old)'
+mutant writer-device-ok core/fileio.cpp '[outputs]' \
+  'return kind.empty() ? "" : "is " + kind + ", not a regular file";' \
+  'return "";' \
+  'an output that is a device or FIFO (/dev/stdout) is replaced by a regular file'
+mutant writer-link-folder core/fileio.cpp '[outputs]' \
+  'const fs::path target(real);
+  const std::string what = option' \
+  'const fs::path target(file);
+  const std::string what = option' \
+  'output check: a dangling link checks its own folder, not its target'"'"'s: fails after the work'
+mutant writer-dash-file core/fileio.cpp '[outputs]' \
+  'if (path != "-") return write_file_atomic(path, content);' \
+  'return write_file_atomic(path, content);' \
+  '--output -: a file named "-" instead of stdout'
+mutant predict-same-file app/cmd_predict.cpp '[outputs]' \
+  'check_output_not_input(a.output, "--output", {{"--input", a.input}, {"--model", a.model}});' \
+  '' \
+  'predict --output equal to --input overwrites the input'
+mutant predict-by-position app/cmd_predict.cpp '[predict]' \
+  'const Params p = load_model(a.model, &names);' \
+  'const Params p = load_model(a.model);' \
+  'predict maps columns by position despite the names model.json records'
+mutant predict-drops-passthrough app/cmd_predict.cpp '[predict]' \
+  'output_csv(text, a.input, header, out, n_out)' \
+  'output_csv(text, a.input, cols, out, n_out)' \
+  'predict names only the input columns: an id column is lost from the header'
+mutant predict-default-count app/cmd_predict.cpp '[predict]' \
+  'cols.assign(header.begin(), header.begin() + std::min<std::ptrdiff_t>(n_in, std::ptrdiff_t(header.size())));' \
+  'cols.assign(header.begin(), header.begin() + std::min<std::ptrdiff_t>(n_in + 1, std::ptrdiff_t(header.size())));' \
+  'predict with an old model: an off-by-one in the default column count (x1,x2,y refused)'
+mutant model-names-unwritten core/model_io.cpp '[predict]' \
+  'write_names(os, "inputs", names.inputs, p.spec.widths.front());' \
+  '(void)names;' \
+  'model.json: the data'"'"'s input names not recorded'
 
 # ---------------------------------------------------------------------------------------------
 selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
