@@ -37,11 +37,11 @@ mutant() { ids+=("$1"); files+=("$2"); filters+=("$3"); froms+=("$4"); tos+=("$5
 declare -A needs=()
 
 # --- the six classes of bugs that once shipped unnoticed (issue 11) ------------------------
-mutant fast-partial-tile kernels/cpu/cpu_fast.cpp '[sizes]' \
+mutant fast-partial-tile kernels/cpu/cpu_fast_tile.cpp '[sizes]' \
   's0 < end; s0 += t.T)' \
   's0 + tile_ <= end; s0 += t.T)' \
   'fast backend skips the last partial tile of every chunk'
-mutant fast-sgd-last-chunk kernels/cpu/cpu_fast.cpp '[sizes]' \
+mutant fast-sgd-last-chunk kernels/cpu/cpu_fast_step.cpp '[sizes]' \
   'for (int c = 0; c < a.chunks; ++c) {' \
   'for (int c = 0; c < a.chunks - 1; ++c) {' \
   'fast backend SGD reduction drops the last chunk'
@@ -222,14 +222,14 @@ mutant avx2-gbp-relu-first-mul kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
 needs[avx2-gbp-relu-first-mul]=avx2
 # The schedule: a worker that joins a step late must not take a chunk again once the
 # parameter blocks have started (their claims reuse the chunks' counters with the next tag).
-mutant claim-later-tag kernels/cpu/cpu_fast.cpp '[determinism]' \
+mutant claim-later-tag kernels/cpu/cpu_fast_step.cpp '[determinism]' \
   'if ((v >> kClaimShift) > tag) return -1;' \
   'if (false) return -1;' \
   'fast backend: a late worker takes chunks again during the reduction'
 # Two buffers of parameters (a step on several threads reads one and updates the other).
-mutant params-not-swapped kernels/cpu/cpu_fast.cpp '[determinism]' \
-  '      pin_ ^= 1;' \
-  '      (void)pin_;' \
+mutant params-not-swapped kernels/cpu/cpu_fast_step.cpp '[determinism]' \
+  '    pin_ ^= 1;' \
+  '    (void)pin_;' \
   'fast backend: multi-thread steps update the spare parameters and keep reading the old'
 # The pool wakes sleeping workers only when it counts them asleep.
 mutant pool-lost-wakeup kernels/cpu/thread_pool.cpp '[pool]' \
@@ -246,7 +246,7 @@ mutant pool-shared-leave-unwaited kernels/cpu/thread_pool.cpp '[pool]' \
   'false;' \
   'thread pool: a two-thread region returns while its worker is still running its part'
 # The chunks done in a step: only the threads' lines that carry the step's number count.
-mutant done-stale-lines kernels/cpu/cpu_fast.cpp '[determinism]' \
+mutant done-stale-lines kernels/cpu/cpu_fast_step.cpp '[determinism]' \
   'if ((v >> kClaimShift) == a.seq) n += int64_t(v & kClaimMask);' \
   'n += int64_t(v & kClaimMask);' \
   'fast backend: the chunks a thread computed in earlier steps count as done in this one'
@@ -297,21 +297,21 @@ mutant pool-no-gatherer kernels/cpu/cpu_fast.cpp 'fast backend starts only the t
   '1 : threads_)' \
   'fast backend: a pool of one thread for one-chunk batches, so no worker gathers ahead'
 # Gathering a shuffled one-chunk batch ahead on a second thread (CpuFastBackend::step).
-mutant ahead-same-batch kernels/cpu/cpu_fast.cpp '[determinism]' \
+mutant ahead-same-batch kernels/cpu/cpu_fast_step.cpp '[determinism]' \
   'a.next_b = last ? 0 : b + 1;' \
   'a.next_b = last ? 0 : b;' \
   'fast backend: the worker gathers the current batch ahead instead of the next (found by no step)'
-mutant ahead-epoch-blind kernels/cpu/cpu_fast.cpp '[determinism]' \
+mutant ahead-epoch-blind kernels/cpu/cpu_fast_step.cpp '[determinism]' \
   'if (ahead_[i].epoch == epoch_ && ahead_[i].b == b) a.use = i;' \
   'if (ahead_[i].b == b) a.use = i;' \
   'fast backend: a tile gathered ahead for another epoch (before a load()) is used'
-mutant ahead-epoch-key kernels/cpu/cpu_fast.cpp '[determinism]' \
+mutant ahead-epoch-key kernels/cpu/cpu_fast_step.cpp '[determinism]' \
   'a.next_key = last ? next_key : key;' \
   'a.next_key = key;' \
   "fast backend: the last step gathers the next epoch's first batch with this epoch's key"
-mutant unshuffled-in-place kernels/cpu/cpu_fast.cpp '[fast]~[sizes]' \
-  '      t.ins[0] = xs_.p + pos0;' \
-  '      t.ins[0] = xs_.p + size_t(s0);' \
+mutant unshuffled-in-place kernels/cpu/cpu_fast_tile.cpp '[fast]~[sizes]' \
+  '    t.ins[0] = xs_.p + pos0;' \
+  '    t.ins[0] = xs_.p + size_t(s0);' \
   'fast backend: unshuffled mini-batches read the first batch inputs every step'
 mutant minibatch-last-dropped core/backend.cpp '[batch],[sizes]' \
   'p.batches = (n + p.batch - 1) / p.batch;' \

@@ -21,7 +21,7 @@ struct FastCpuTuning {
   int blas_min_width = -1;
   // Vectors of samples per register block in the fused first-layers forward (AVX-512 and
   // AVX2; the baseline set uses 1): 1 or 2; 0 = by CPU (pick_forward_cols in
-  // cpu_fast.cpp), or NNTRAIN_FAST_FWD_COLS. The same bits either way.
+  // cpu_fast_tuning.cpp), or NNTRAIN_FAST_FWD_COLS. The same bits either way.
   int forward_cols = 0;
   // Shuffled batches of one chunk (at most 256 samples) on two or more threads: a worker
   // gathers the next batch's tile during each step (the shuffle's indices and the rows), so
