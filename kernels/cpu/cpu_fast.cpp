@@ -1,5 +1,5 @@
-// cpu_fast.cpp — the fast CPU backend: work split, thread pool, reductions, BLAS layers,
-// Adam. The inner loops are the per-ISA kernels (cpu_fast_kernels.inc).
+// cpu_fast.cpp — the fast CPU backend's face: set-up, details, train; how its work is split,
+// reduced and updated (Adam). The inner loops are the per-ISA kernels (cpu_fast_kernels.inc).
 //
 // How a batch is computed (and why results do not depend on the thread count):
 //   - the batch's samples are cut into fixed chunks (cpu_fast_partition.hpp: up to ~256 of

@@ -65,7 +65,7 @@ struct FirstForward {
   int act2;
   // Vectors of samples per register block: 1, or 2 on the AVX-512 and AVX2 sets (else 1).
   // The same bits either way; which is faster depends on the core (pick_forward_cols in
-  // cpu_fast.cpp).
+  // cpu_fast_tuning.cpp).
   int cols;
   // The tail (D non-null, and the third layer is the last, with one output and the
   // identity; only taken when the third layer is fused): output_delta of Z2 against the
