@@ -36,7 +36,7 @@ const std::vector<ConfigFlag>& config_flags() {
       {"--threads", "cpu.threads", "CPU threads; 0 = all", Kind::integer, {}, kForTrain | kForBench},
       {"--backend", "cpu.backend", "CPU backend: fast or reference", Kind::choice, names_of(kCpuBackendNames),
        kForTrain | kForBench},
-      {"--gpu-path", "gpu.path", "GPU path: auto, fused, fused-v1 or cublas", Kind::choice, names_of(kGpuPathNames),
+      {"--gpu-path", "gpu.path", "GPU path: auto, fused, fused-v1, cublas or resident", Kind::choice, names_of(kGpuPathNames),
        kForTrain | kForBench},
       {"--reps", "timing.repeats", "timed repeats per point (default 5)", Kind::integer, {}, kForBench, 1, 1000},
       {"--warmup", "timing.warmup_epochs", "warm-up epochs per run", Kind::integer, {}, kForBench, 0, 1000000},

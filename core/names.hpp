@@ -17,8 +17,8 @@ enum class Device { cpu, gpu };                  // where one run trains
 enum class DeviceChoice { cpu, gpu, both };      // config "device", --device
 enum class CpuBackendKind { fast, reference };   // config "cpu.backend", --backend
 // config "gpu.path", --gpu-path ("auto" = automatic; "fused" = the one-kernel-per-step v2, "fused-v1" the
-// two-kernel v1 kept for comparison)
-enum class GpuPath { automatic, fused, fused_v1, cublas };
+// two-kernel v1 kept for comparison; "resident" = one block, one launch per chunk of epochs)
+enum class GpuPath { automatic, fused, fused_v1, cublas, resident };
 
 template <class E>
 struct NamedValue {
@@ -32,7 +32,8 @@ inline constexpr NamedValue<DeviceChoice> kDeviceChoiceNames[] = {
 inline constexpr NamedValue<CpuBackendKind> kCpuBackendNames[] = {{CpuBackendKind::fast, "fast"},
                                                                   {CpuBackendKind::reference, "reference"}};
 inline constexpr NamedValue<GpuPath> kGpuPathNames[] = {
-    {GpuPath::automatic, "auto"}, {GpuPath::fused, "fused"}, {GpuPath::fused_v1, "fused-v1"}, {GpuPath::cublas, "cublas"}};
+    {GpuPath::automatic, "auto"}, {GpuPath::fused, "fused"}, {GpuPath::fused_v1, "fused-v1"}, {GpuPath::cublas, "cublas"},
+    {GpuPath::resident, "resident"}};
 
 template <class E, size_t N>
 const char* name_of(const NamedValue<E> (&table)[N], E v) {

@@ -11,8 +11,8 @@
 #   3. runs the simulator's per-instruction micro tests (run-microtests.sh),
 #   4. runs every [gpu] test case that does not need cuBLAS, chosen by tag ("[gpu]~[cublas]"),
 #      each in its own simulator process,
-#   5. trains small configs with `nntrain train --device both --gpu-path fused` (full batch and
-#      mini-batch with shuffle, ReLU and tanh, 400 samples) and compares the GPU's loss curve
+#   5. trains small configs with `nntrain train --device both --gpu-path fused` and `resident`
+#      (full batch and mini-batch with shuffle, ReLU and tanh, 400 samples) and compares the GPU's loss curve
 #      with the CPU reference backend's over the first 20 epochs (<= 1e-4 relative), and
 #      checks that nntrain says the device is simulated (info, console, summary.json, bench).
 # Steps 3-5 run as parallel jobs (JOBS, default nproc), each simulator process in a folder of
@@ -72,11 +72,12 @@ echo "== nntrain for the simulator in $BUILD"
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
 CUDART_SO=$(dirname "$(dirname "$(command -v nvcc)")")/lib64/libcudart.so
-# C++ through ccache where installed, paths relative to the tree (as scripts/build.sh): the
-# units build/ compiled with the same flags are hits (NNTRAIN_CCACHE=0: no ccache).
-LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=)
+# C++ and CUDA through ccache where installed, paths relative to the tree (as
+# scripts/build.sh): the units build/ compiled with the same flags are hits, and so are the
+# CUDA units on a machine that ran this before (NNTRAIN_CCACHE=0: no ccache).
+LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER= -DCMAKE_CUDA_COMPILER_LAUNCHER=)
 if [ "${NNTRAIN_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
-  LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
 fi
 # shellcheck disable=SC2086  # CMAKE_ARGS is a list of arguments
@@ -124,20 +125,27 @@ spawn() {  # spawn ID CMD...: run job in the background, at most $JOBS at a time
 result() { cat "$LOGS/$1.rc" 2>/dev/null || echo "255 0"; }  # "rc seconds"
 
 # shellcheck disable=SC2317  # called through job()
-train_run() {  # train_run LABEL key=value...: one --device both run into ./out
-  shift
-  "$NN" train --config "$ROOT/configs/small_data.json" --device both --gpu-path fused --backend reference \
+train_run() {  # train_run LABEL PATH key=value...: one --device both run of GPU path PATH into ./out
+  local path=$2
+  shift 2
+  "$NN" train --config "$ROOT/configs/small_data.json" --device both --gpu-path "$path" --backend reference \
     --epochs "$EPOCHS" --out out timing.warmup_epochs=2 train.log_every=10 "$@"
 }
 
 # A job per train config, per [gpu] case and one for the micro tests, longest first.
+# The first word is the GPU path.
 declare -A TRAIN=(
-  [relu-fullbatch]="model.activation=relu"
-  [tanh-fullbatch]="model.activation=tanh"
-  [relu-minibatch150-shuffle]="model.activation=relu train.batch_size=150 train.shuffle=true"
-  [tanh-minibatch128-shuffle]="model.activation=tanh train.batch_size=128 train.shuffle=true"
+  [relu-fullbatch]="fused model.activation=relu"
+  [tanh-fullbatch]="fused model.activation=tanh"
+  [relu-minibatch150-shuffle]="fused model.activation=relu train.batch_size=150 train.shuffle=true"
+  [tanh-minibatch128-shuffle]="fused model.activation=tanh train.batch_size=128 train.shuffle=true"
+  [resident-relu-fullbatch]="resident model.activation=relu"
+  [resident-tanh-fullbatch]="resident model.activation=tanh"
+  [resident-relu-minibatch150-shuffle]="resident model.activation=relu train.batch_size=150 train.shuffle=true"
+  [resident-tanh-minibatch128-shuffle-sgd]="resident model.activation=tanh train.batch_size=128 train.shuffle=true optimizer.type=sgd"
 )
-TRAIN_ORDER=(relu-fullbatch tanh-fullbatch relu-minibatch150-shuffle tanh-minibatch128-shuffle)
+TRAIN_ORDER=(relu-fullbatch tanh-fullbatch relu-minibatch150-shuffle tanh-minibatch128-shuffle resident-relu-fullbatch
+  resident-tanh-fullbatch resident-relu-minibatch150-shuffle resident-tanh-minibatch128-shuffle-sgd)
 echo "== simulating: micro tests, ${#CASES[@]} [gpu] cases, ${#TRAIN_ORDER[@]} train runs ($JOBS at a time)"
 spawn microtests env WORK="$RUN/microtests/work" "$TOOLS/microtests/run-microtests.sh" "$PREFIX/env.sh" "$PREFIX/simcfg"
 for label in "${TRAIN_ORDER[@]}"; do

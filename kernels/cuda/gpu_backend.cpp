@@ -4,8 +4,6 @@
 //
 // Host C++ (not .cu): it implements core's Backend interface and calls the launchers of
 // mlp_kernels.hpp / fused_mlp.hpp / fused_v2.hpp and cuBLAS.
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -20,8 +18,10 @@
 #include "fused_mlp.hpp"
 #include "fused_v2.hpp"
 #include "gpu_backend.hpp"
+#include "gpu_backend_util.hpp"
 #include "mlp_kernels.hpp"
 #include "optimizer.hpp"
+#include "resident.hpp"
 #include "train_state.hpp"
 
 namespace nntrain {
@@ -38,71 +38,27 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // launched without a graph, which is still asynchronous but pays a launch per kernel.
 constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 
-FusedPlan plan_fused_for(const ModelSpec& spec) {
+std::vector<Activation> activations_of(const ModelSpec& spec) {
+  std::vector<Activation> acts;
+  for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
+  return acts;
+}
+size_t shared_optin() {
   int optin = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  std::vector<Activation> acts;
-  for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
-  return plan_fused(spec.widths, acts, size_t(optin));
+  return size_t(optin);
 }
 
-// NNTRAIN_FUSED_V2_THREADS=2 or 4 (default 4): threads per sample of the exact-shape v2
-// kernel, a diagnostic for comparing the two on a GPU (docs/GPU.md).
-int exact_threads_from_env() {
-  const char* e = std::getenv("NNTRAIN_FUSED_V2_THREADS");
-  if (e == nullptr || *e == '\0') return cuda::kV2ExactThreadsDefault;
-  const std::string v = e;
-  if (v == "2" || v == "4") return std::stoi(v);
-  throw UsageError("NNTRAIN_FUSED_V2_THREADS: expected 2 or 4, got '" + v + "'");
-}
-
-// NNTRAIN_GPU_PDL=0 turns programmatic dependent launch off (default on where the device has
-// it, compute capability 9.0 and later): a diagnostic, for timing the two side by side.
-bool pdl_from_env() {
-  const char* e = std::getenv("NNTRAIN_GPU_PDL");
-  if (e == nullptr || *e == '\0') return true;
-  const std::string v = e;
-  if (v == "0" || v == "1") return v == "1";
-  throw UsageError("NNTRAIN_GPU_PDL: expected 0 or 1, got '" + v + "'");
-}
+FusedPlan plan_fused_for(const ModelSpec& spec) { return plan_fused(spec.widths, activations_of(spec), shared_optin()); }
 
 FusedV2Plan plan_fused_v2_for(const ModelSpec& spec) {
-  int optin = 0, cc_major = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  int cc_major = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0));
-  std::vector<Activation> acts;
-  for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
   const bool pdl = pdl_from_env();  // (a bad value is refused on every device)
-  FusedV2Plan p = plan_fused_v2(spec.widths, acts, size_t(optin), exact_threads_from_env());
+  FusedV2Plan p = plan_fused_v2(spec.widths, activations_of(spec), shared_optin(), exact_threads_from_env());
   p.pdl = p.fits && cc_major >= 9 && pdl;
   if (p.pdl) p.why += "; steps overlap (programmatic dependent launch)";
   return p;
-}
-
-// Kernel nodes of a captured graph, counted by the driver (cuGraphGetNodes and
-// cuGraphNodeGetType, looked up at run time in the already loaded libcuda so that nothing
-// breaks where it is absent); -1 where the driver API is not there (GPGPU-Sim).
-long count_kernel_nodes(cudaGraph_t g) {
-  using GetNodes = int (*)(void*, void**, size_t*);
-  using GetType = int (*)(void*, int*);
-  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (!lib) return -1;
-  auto get_nodes = reinterpret_cast<GetNodes>(dlsym(lib, "cuGraphGetNodes"));
-  auto get_type = reinterpret_cast<GetType>(dlsym(lib, "cuGraphNodeGetType"));
-  long kernels = -1;
-  size_t n = 0;
-  if (get_nodes && get_type && get_nodes(g, nullptr, &n) == 0) {
-    std::vector<void*> nodes(n);
-    if (get_nodes(g, nodes.data(), &n) == 0) {
-      kernels = 0;
-      for (void* node : nodes) {
-        int type = -1;
-        if (get_type(node, &type) == 0 && type == 0) ++kernels;  // CU_GRAPH_NODE_TYPE_KERNEL
-      }
-    }
-  }
-  dlclose(lib);
-  return kernels;
 }
 
 class GpuBackend final : public Backend {
@@ -137,7 +93,8 @@ class GpuBackend final : public Backend {
 
     t = Clock::now();
     load_elementwise_kernels();
-    if (v2_) path_why_ += "; " + std::to_string(prepare_fused_v2(v2_plan_)) + " registers per thread";
+    if (res_) path_why_ += "; " + std::to_string(prepare_resident(res_plan_)) + " registers per thread";
+    else if (v2_) path_why_ += "; " + std::to_string(prepare_fused_v2(v2_plan_)) + " registers per thread";
     else if (fused_) prepare_fused_kernels(fused_plan_);
     setup_.module_seconds = seconds_since(t);
 
@@ -159,6 +116,7 @@ class GpuBackend final : public Backend {
     m_.zero(stream_->get());
     v_.zero(stream_->get());
     launch_reset_state(state_.get(), stream_->get());
+    stage_resident_table(1);
     enqueue_epochs(1);
     stream_->synchronize();
     setup_.module_seconds += seconds_since(t);
@@ -171,11 +129,14 @@ class GpuBackend final : public Backend {
 
   Device device() const override { return Device::gpu; }
   bool simulated() const override { return info_.simulated; }
-  std::string name() const override { return v2_ ? "gpu-fused" : fused_ ? "gpu-fused-v1" : "gpu-cublas"; }
+  std::string name() const override {
+    return res_ ? "gpu-resident" : v2_ ? "gpu-fused" : fused_ ? "gpu-fused-v1" : "gpu-cublas";
+  }
   std::string details() const override {
     std::string s = info_.name + " (cc " + std::to_string(info_.cc_major) + "." + std::to_string(info_.cc_minor) +
-                    "), fp32; path " + (v2_ ? "fused" : fused_ ? "fused-v1" : "cublas") + ": " + path_why_;
-    s += uses_graphs() ? "; epochs replayed from CUDA graphs"
+                    "), fp32; path " + (res_ ? "resident" : v2_ ? "fused" : fused_ ? "fused-v1" : "cublas") + ": " + path_why_;
+    s += res_ ? "; one launch per chunk of epochs"
+         : uses_graphs() ? "; epochs replayed from CUDA graphs"
                                              : "; " + std::to_string(steps_per_epoch()) +
                                                    " steps per epoch, launched without a graph";
     if (!graph_kernels_.empty()) s += "; " + graph_kernels_;
@@ -191,6 +152,7 @@ class GpuBackend final : public Backend {
     v_.zero(s);
     tickets_.zero(s);
     launch_reset_state(state_.get(), s);
+    adam_ = adam_initial_step();
     stream_->synchronize();
   }
 
@@ -216,6 +178,7 @@ class GpuBackend final : public Backend {
       if (rest) graph_for(rest);
     }
     launch_reset_slot(state_.get(), s);
+    stage_resident_table(epochs);
 
     start_->record(s);
     if (graphs) {
@@ -237,15 +200,20 @@ class GpuBackend final : public Backend {
 
  private:
   int steps_per_epoch() const { return plan_.batches; }
-  bool uses_graphs() const { return steps_per_epoch() <= max_graph_steps_; }
+  bool uses_graphs() const { return !res_ && steps_per_epoch() <= max_graph_steps_; }
 
   // fused = v2 (one kernel per step), fused-v1 = the two-kernel v1; auto takes v2, else v1,
   // else cuBLAS.
   void choose_path() {
     fused_plan_ = plan_fused_for(spec_);
     v2_plan_ = plan_fused_v2_for(spec_);
+    res_plan_ = plan_resident(spec_.widths, activations_of(spec_), plan_.batch, shared_optin());
     const GpuPath want = opt_.gpu_path;
-    if (want == GpuPath::fused) {
+    if (want == GpuPath::resident || (want == GpuPath::automatic && resident_preferred(res_plan_))) {
+      if (!res_plan_.fits) throw UsageError("gpu.path resident: this problem does not fit one block: " + res_plan_.why);
+      fused_ = res_ = true;
+      path_why_ = (want == GpuPath::resident ? "requested; " : "auto, one block holds the batch; ") + res_plan_.why;
+    } else if (want == GpuPath::fused) {
       if (!v2_plan_.fits) throw UsageError("gpu.path fused: this network does not fit the fused kernel: " + v2_plan_.why);
       fused_ = v2_ = true;
       path_why_ = "requested; " + v2_plan_.why;
@@ -290,6 +258,8 @@ class GpuBackend final : public Backend {
       group_loss_ = DeviceBuffer<double>(groups);
       tickets_ = DeviceBuffer<unsigned int>(1 + groups);
       tickets_.zero(stream_->get());
+    } else if (res_) {
+      // nothing per step: the block keeps everything else in shared memory
     } else if (fused_) {
       const int blocks = fused_blocks(B, fused_plan_.tile);
       grad_partial_ = DeviceBuffer<float>(P * size_t(blocks));
@@ -348,7 +318,24 @@ class GpuBackend final : public Backend {
     return d;
   }
 
+  // The resident path's Adam scalars for the next `epochs` epochs, in double on the host.
+  void stage_resident_table(int epochs) {
+    if (!res_) return;
+    const size_t steps = size_t(epochs) * size_t(steps_per_epoch());
+    table_host_.resize(steps);
+    for (AdamStep& a : table_host_) a = adam_ = adam_next_step(adam_, hyper_);
+    if (table_.size() < steps) table_ = DeviceBuffer<AdamStep>(steps);
+    table_.upload(table_host_, stream_->get());
+  }
+
   void enqueue_epochs(int epochs) {
+    if (res_) {
+      const ResidentChunk c{epochs, plan_.batches, plan_.size(plan_.batches - 1), uint32_t(plan_.n),
+                            plan_.shuffle ? 1 : 0, opt_.seed};
+      ++fused_launches_;
+      return launch_resident(res_plan_, x_.get(), y_.get(), w_.get(), m_.get(), v_.get(), state_.get(), table_.get(), c,
+                             hyper_, sgd_, loss_dev_.get(), stream_->get());
+    }
     for (int e = 0; e < epochs; ++e)
       for (int b = 0; b < plan_.batches; ++b) {
         if (v2_) enqueue_fused_v2_step(step_desc(b));
@@ -447,10 +434,15 @@ class GpuBackend final : public Backend {
   SetupReport setup_;
   bool fused_ = false;  // a fused path (v1 or v2)
   bool v2_ = false;     // the one-kernel-per-step v2
+  bool res_ = false;    // the resident path: one block, one launch per chunk
   std::string path_why_, graph_kernels_;
   long fused_launches_ = 0;  // kernel launch calls of the fused paths, ever
   FusedPlan fused_plan_;
   FusedV2Plan v2_plan_;
+  ResidentPlan res_plan_;
+  AdamStep adam_ = adam_initial_step();  // the resident path: the last step's scalars staged
+  std::vector<AdamStep> table_host_;
+  DeviceBuffer<AdamStep> table_;
 
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<Event> start_, stop_;
@@ -471,6 +463,10 @@ class GpuBackend final : public Backend {
 }  // namespace
 
 std::string gpu_path_problem(const ModelSpec& spec, GpuPath gpu_path) {
+  if (gpu_path == GpuPath::resident) {  // the batch's limits are checked when the backend is made
+    const ResidentPlan p = plan_resident(spec.widths, activations_of(spec), 1, size_t(1) << 30);
+    return p.fits ? "" : "this network does not fit the resident kernel: " + p.why;
+  }
   if (gpu_path != GpuPath::fused && gpu_path != GpuPath::fused_v1) return "";
   // The shape limits need no device; shared memory does, so it is checked only with one.
   if (const std::string why = fused_shape_problem(spec.widths); !why.empty())

@@ -1,0 +1,21 @@
+// gpu_backend_util.hpp — the GPU backend's small host helpers: its diagnostic environment
+// variables and the driver's count of a graph's kernel nodes.
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace nntrain::cuda {
+
+// NNTRAIN_FUSED_V2_THREADS=2 or 4 (default 4): threads per sample of the exact-shape v2
+// kernel, a diagnostic for comparing the two on a GPU (docs/GPU.md). Anything else: UsageError.
+int exact_threads_from_env();
+
+// NNTRAIN_GPU_PDL=0 turns programmatic dependent launch off (default on where the device has
+// it, compute capability 9.0 and later): a diagnostic, for timing the two side by side.
+bool pdl_from_env();
+
+// Kernel nodes of a captured graph, counted by the driver; -1 where the driver API is not
+// there (GPGPU-Sim).
+long count_kernel_nodes(cudaGraph_t g);
+
+}  // namespace nntrain::cuda

@@ -1,0 +1,96 @@
+// resident.hpp — the resident trainer, one block: ONE launch runs a whole chunk of epochs
+// (every optimiser step of every epoch of a train() call) in a single thread block.
+//
+// The block holds the batch's samples in shared memory (one column per sample; a thread takes
+// samples tid, tid + threads, ...), the padded weights in shared memory, and each parameter's
+// w, m and v in registers of its owner thread (parameter k: thread k mod threads) for the
+// whole launch. A step is stages separated only by __syncthreads: load + forward (a thread's
+// own samples), then per layer from the top a gradient pass (parameter × slice of samples,
+// partial sums) and, after a barrier, the owners' sums of the partials in slice order and the
+// deltas of the layer below (written over that layer's activations); last the optimiser
+// (owner threads; Adam's step scalars come from a table the host computed in double for the
+// chunk). The loss is summed in a fixed order (thread, warp tree, warps) and written once per
+// epoch. Every sum has an order fixed by the batch size and the net alone: bit-identical runs.
+//
+// It fits a bounded problem: widths ≤ 64, ≤ 8 layers (the fused limits), at most
+// threads × kResMaxOwn parameters, at most threads × kResMaxPerThread samples per batch, and
+// the rows in shared memory (plan_resident says which limit a net or batch exceeds).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "fused_limits.hpp"
+#include "nnmath.hpp"
+#include "train_state.hpp"
+
+namespace nntrain::cuda {
+
+constexpr int kResMaxOwn = 4;        // parameters per owner thread (w, m, v in registers)
+constexpr int kResMaxPerThread = 8;  // samples per thread
+constexpr int kResMaxSlices = 16;    // sample slices of one parameter's gradient pass
+
+// Threads of the block for a register bucket K: the kernel is compiled for one block of that
+// many (K ≤ 32: ≤ 128 registers per thread; K = 64: ≤ 255).
+constexpr int resident_max_threads(int K) { return K <= 32 ? 512 : 256; }
+
+struct ResidentNet {
+  int layers = 0;
+  int widths[kFusedMaxLayers + 1] = {};
+  int act[kFusedMaxLayers] = {};
+  int woff[kFusedMaxLayers] = {};   // W_l in the flat params (b_l follows it)
+  int swoff[kFusedMaxLayers] = {};  // W_l in shared memory, rows padded to a multiple of 4
+  int sboff[kFusedMaxLayers] = {};  // b_l in shared memory
+  int aoff[kFusedMaxLayers] = {};   // first row of a_l (l < L); delta_l overwrites it (l ≥ 1)
+  int droff = 0;                    // first row of delta_L (the prediction before it)
+  int slices[kFusedMaxLayers] = {};     // G_l: slices of the batch in layer l's gradient pass
+  int slice_len[kFusedMaxLayers] = {};  // samples per slice (a multiple of 4)
+  int params = 0, sparams = 0;      // flat parameters; floats of padded weights
+  int rows = 0;                     // a_0 ... a_{L-1} and delta_L
+  int batch = 0, batch4 = 0;        // samples per (full) batch; rounded up to 4
+  int stride = 0;                   // floats between rows (≥ batch4, an odd number of float4s)
+  int scratch = 0;                  // floats of partial sums: max over layers of P_l × G_l
+};
+
+struct ResidentPlan {
+  bool fits = false;
+  std::string why;
+  ResidentNet net;
+  int bucket = 0;   // K: register arrays of this many floats
+  int threads = 0;  // of the one block
+  int per_thread = 0;  // samples per thread (the last pass ragged)
+  size_t smem_bytes = 0;
+};
+
+// `auto`'s rule (a model, not a measurement: docs/GPU.md): the resident path wherever it fits
+// with one sample per thread.
+inline bool resident_preferred(const ResidentPlan& p) { return p.fits && p.per_thread == 1; }
+
+// `batch`: samples per optimiser step (the whole data at full batch).
+ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Activation>& acts, int batch,
+                           size_t smem_optin);
+
+// Loads the kernel's module and raises its dynamic shared-memory limit; returns its registers per thread.
+int prepare_resident(const ResidentPlan& plan);
+
+// One launch: `epochs` epochs of `batches` steps (batch samples each, the last one last_count).
+struct ResidentChunk {
+  int epochs;
+  int batches;
+  int last_count;  // samples of the epoch's last batch
+  uint32_t n;      // samples in the data set
+  int shuffle;     // 1: positions go through shuffle_index(key(seed, epoch), pos)
+  uint64_t seed;
+};
+
+// Runs the chunk: w/m/v (device, flat) are read at the start and written at the end;
+// table[e × batches + b] holds the Adam scalars of that step; losses[e] gets epoch e's loss;
+// state->epoch (the shuffle key's epoch) and state->adam advance by the chunk.
+void launch_resident(const ResidentPlan& plan, const float* x, const float* y, float* w, float* m, float* v,
+                     TrainState* state, const AdamStep* table, ResidentChunk c, AdamHyper h, bool sgd, float* losses,
+                     cudaStream_t s);
+
+}  // namespace nntrain::cuda
