@@ -60,10 +60,6 @@ void remove_stale_temps(const fs::path& dir, const fs::path& target) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // What a non-regular file is, for messages ("a character device"); "" for a regular file.
 std::string kind_of(mode_t m) {
   if (S_ISREG(m)) return "";

@@ -74,7 +74,7 @@ std::string model_file(const std::string& root) {
 
 }  // namespace
 
-TEST_CASE("the writer follows links: the link stays, its target gets the content", "[outputs]") {
+TEST_CASE("the writer follows links, the link stays and its target gets the content", "[outputs]") {
   const std::string dir = fresh_dir("out_links");
   fs::create_directories(dir + "/real");
   write_text(dir + "/real/target.txt", "old");
@@ -229,7 +229,7 @@ TEST_CASE("predict --output through links, onto FIFOs and devices, onto its inpu
   fs::remove_all(root);
 }
 
-TEST_CASE("bench --export-json - writes the JSON alone on stdout; an export onto the config is refused",
+TEST_CASE("bench --export-json - writes the JSON alone on stdout, and an export onto the config is refused",
           "[outputs][cli][bench]") {
   const std::string dir = fresh_dir("out_bench");
   fs::create_directories(dir);
