@@ -61,6 +61,16 @@ TEST_CASE("write-surface writes the prediction grid that predict reproduces", "[
   for (size_t i = 1; i < rows.size(); ++i) CHECK(std::stof(pred[i][2]) == std::stof(rows[i][3]));
   // The predictions are not all the same value (the model learnt something of the surface).
   CHECK(pred[1][2] != pred[13][2]);
+  // predict on surface.csv itself (x1, x2 and two columns more): its columns kept, then the
+  // prediction, which is the surface's own y_pred.
+  const auto s = run_nntrain("predict --model " + dir + "/model.json --input " + dir + "/surface.cpu.csv --output " +
+                             dir + "/pred_s.csv");
+  INFO(s.err);
+  REQUIRE(s.exit_code == 0);
+  const auto ps = csv_rows(slurp(dir + "/pred_s.csv"));
+  REQUIRE(ps.size() == 26);
+  CHECK(ps[0] == std::vector<std::string>{"x1", "x2", "y_true", "y_pred", "prediction0"});
+  for (size_t i = 1; i < ps.size(); ++i) CHECK(ps[i][4] == rows[i][3]);
   fs::remove_all(dir);
 }
 
