@@ -18,7 +18,8 @@
 # parallel lanes (one copy and build each, one queue): a mutant of one file recompiles one
 # unit on one core, so one lane left the second core of a 2-core machine mostly idle.
 #
-# `scripts/mutants.sh --check` only checks that every pattern is found once (no build).
+# `scripts/mutants.sh --check` only checks that every pattern is found once (no build);
+# `--list` prints "ID FILE" per mutant (scripts/mutants-slice.sh: CI's rotating slice).
 # Environment: MUTANTS_ONLY (comma-separated ids: run just those), MUTANT_TIMEOUT (seconds
 # per test run, 300), JOBS (build parallelism per lane, nproc), MUTANT_LANES (lanes: nproc
 # up to 4 with ccache, 1 without), MUTANTS_KEEP=1 (keep the scratch folder and print where
@@ -512,6 +513,11 @@ selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
 # How often mutant $1's pattern occurs in file $2.
 occurrences() { FROM="${froms[$1]}" perl -0777 -ne '$n = () = /\Q$ENV{FROM}\E/g; print $n' "$2" 2>/dev/null || echo 0; }
 
+# --list: "ID FILE" per mutant, in list order (scripts/mutants-slice.sh chooses from it).
+if [[ "${1:-}" == --list ]]; then
+  for i in "${!ids[@]}"; do echo "${ids[$i]} ${files[$i]}"; done
+  exit 0
+fi
 # --check: only that every pattern is found exactly once in this tree (seconds, no build;
 # a ctest runs it so that source drift shows at once).
 if [[ "${1:-}" == --check ]]; then
