@@ -4,8 +4,9 @@
 # `scripts/mutants.sh`). Chooses, and prints why:
 #   1. the rotation: the list dealt into R groups of about equal estimated cost (R =
 #      MUTANTS_SLICE_ROUNDS, 10; the costliest first, each to the group with the least so
-#      far), and group h run, h from the checked-out commit's hash: another commit, another
-#      group, so every mutant runs within a few submissions;
+#      far), and group h run: h = the number of commits up to HEAD mod R, so that R
+#      consecutive commits run every group once (from the commit's hash in a shallow
+#      clone, where that number is not known);
 #   2. then mutants of the files the last commits changed (MUTANTS_SLICE_COMMITS, 3; fewer
 #      where a shallow clone lacks them; uncommitted changes count too), starting at a place
 #      in that list set by h, while the estimated cost stays under MUTANTS_SLICE_BUDGET
@@ -34,8 +35,13 @@ cost() {  # cost FILE: estimated lane-seconds of one mutant of FILE
 
 mapfile -t rows < <(scripts/mutants.sh --list)
 ((${#rows[@]})) || { echo "mutants-slice: scripts/mutants.sh --list gave no mutants" >&2; exit 2; }
-head=$(git rev-parse HEAD 2>/dev/null || echo 0)
-h=$(( 16#${head:0:7} % R ))
+head=$(git rev-parse HEAD 2>/dev/null || echo 0000000)
+if [[ $(git rev-parse --is-shallow-repository 2>/dev/null) == false ]]; then
+  n=$(git rev-list --count HEAD)
+  h=$((n % R)) how="commit number $n"
+else
+  h=$((16#${head:0:7} % R)) how="the hash (shallow clone)"
+fi
 
 # The base of "the last commits": HEAD~COMMITS, or the oldest ancestor a shallow clone has.
 base=$(git rev-list --max-count="$((COMMITS + 1))" HEAD 2>/dev/null | tail -n 1)
@@ -83,7 +89,7 @@ for ((k = 0; k < nc; ++k)); do
   fi
 done
 
-echo "mutants-slice: commit ${head:0:12}, rotation $h of $R; files changed since ${base:0:12} ($depth commit(s)$( ((depth < COMMITS)) && echo ': shallow clone or short history')): ${#touched[@]}"
+echo "mutants-slice: commit ${head:0:12}, rotation group $h of $R from $how; files changed since ${base:0:12} ($depth commit(s)$( ((depth < COMMITS)) && echo ': shallow clone or short history')): ${#touched[@]}"
 printf 'mutants-slice:   %s\n' "${why[@]}"
 ((${#left[@]})) && echo "mutants-slice: over the budget ($BUDGET lane-s, $MAX mutants), left for later runs: ${left[*]}"
 echo "mutants-slice: ${#chosen[@]} of ${#rows[@]} mutants, estimated $total lane-seconds"
