@@ -34,11 +34,6 @@ namespace nntrain {
 
 namespace fast {
 
-void act_forward_rows(float* Z, size_t count, int act) {
-  const Activation a = static_cast<Activation>(act);
-  for (size_t k = 0; k < count; ++k) Z[k] = act_forward(a, Z[k]);
-}
-
 CpuFastBackend::CpuFastBackend(const Dataset& data, const BackendOptions& opt, const FastCpuTuning& tuning)
     : data_(data), opt_(opt), spec_(opt.spec), plan_(make_batch_plan(data.n, opt.batch_size, opt.shuffle)),
       optim_(opt.optimizer, opt.spec.param_count()) {

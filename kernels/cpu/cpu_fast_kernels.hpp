@@ -10,10 +10,14 @@
 // namespace, and uses only intrinsics and its own static functions: no inline function
 // shared with the rest of the program is instantiated there, so the linker can never pick
 // an AVX-512 copy of a shared inline function for code that runs on a CPU without it.
+// The one exception, nnmath.hpp's tanh/sigmoid templates (math::fx), is instantiated on each
+// unit's own vector types and always inlined.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "nnmath.hpp"
 
 namespace nntrain::fast {
 
@@ -91,8 +95,8 @@ struct Kernels {
   bool fma;         // whether multiply-adds are fused (rounded once)
 
   // Z[o][s] = act(b[o] + sum_i W[o*in+i] A[i][s]) for s < T. A rows are lda apart, Z rows T.
-  // i runs in order 0..in-1 (a chain of multiply-adds per lane). tanh and sigmoid (scalar
-  // libm calls) are applied only to the `valid` real samples; padding lanes keep the raw sum
+  // i runs in order 0..in-1 (a chain of multiply-adds per lane). tanh and sigmoid (nnmath.hpp's,
+  // lane-wise) are applied only to the `valid` real samples; padding lanes keep the raw sum
   // (finite, and their deltas are zero).
   void (*forward)(const float* W, const float* b, int in, int out, const float* A, size_t lda, float* Z, int T,
                   int act, int valid);
@@ -164,9 +168,5 @@ const Kernels& kernels_avx512();
 bool shuffle_rows_vbmi_usable(const ShuffleArgs& key);
 void shuffle_rows_vbmi(const ShuffleArgs& key, uint32_t first, int count, uint32_t* out);
 #endif
-
-// tanh and sigmoid through nnmath.hpp's act_forward, compiled with the baseline flags (the
-// ISA units call this instead of instantiating the shared inline function themselves).
-void act_forward_rows(float* Z, size_t count, int act);
 
 }  // namespace nntrain::fast
