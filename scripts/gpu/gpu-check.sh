@@ -136,6 +136,9 @@ curve fused_v1 20 --gpu-path fused-v1
 curve cublas 20 --gpu-path cublas
 curve fused_minibatch 2 --gpu-path fused --batch-size 1000
 curve cublas_minibatch 2 --gpu-path cublas --batch-size 1000
+# The resident path holds one batch in one block: 400 samples (40,000 do not fit).
+curve resident_400 20 --gpu-path resident data.grid=20
+curve resident_minibatch_400 20 --gpu-path resident --batch-size 128 data.grid=20 train.shuffle=true
 
 # --- the reference experiment, timed ---------------------------------------------------------
 run_ref() {  # run_ref LABEL ARGS...
@@ -181,6 +184,10 @@ san memcheck fused_minibatch --gpu-path fused --epochs 2 --batch-size 333
 san racecheck fused_v1 --gpu-path fused-v1 --epochs 3
 san memcheck fused_v1 --gpu-path fused-v1 --epochs 5
 san memcheck cublas --gpu-path cublas --epochs 5
+san memcheck resident --gpu-path resident --epochs 10
+san racecheck resident --gpu-path resident --epochs 3
+san synccheck resident --gpu-path resident --epochs 3
+san racecheck resident_minibatch --gpu-path resident --epochs 2 --batch-size 333
 san memcheck cublas_minibatch --gpu-path cublas --epochs 2 --batch-size 333
 
 # --- peers and the wide net --------------------------------------------------------------

@@ -3,6 +3,9 @@
 # fused step's time goes, and how the CPU next to the GPU scales. Prebuilt binaries only
 # (scripts/gpu/gpu-pack.sh here; carry .devrun):   NNTRAIN_PREBUILT=.devrun scripts/gpu/gpu-profile.sh
 #
+#   0. the resident path (issue 43: one block, one launch per chunk of epochs) against fused
+#      v2 and the CPU on all cores, 100 to 900 samples, 2000 epochs, medians of 3, the two
+#      GPU paths alternating twice (the model to check: docs/GPU.md, "The resident path");
 #   1. GPU time per epoch against the data size (fused path; bench, 3 repeats per point),
 #      with and without programmatic dependent launch, twice each, alternating: the
 #      per-epoch fixed cost (launch gap, last-block tail, one block's chain) and the cost
@@ -82,6 +85,16 @@ print("us per kernel node, 5 runs of 20 replays of 1000 nodes:", " ".join(f"{r:.
 PY
 row "  launch gap" "$(tail -1 "$W/launch_gap.log")"
 
+# 0b. The resident path against fused v2 and the CPU (all cores), sizes one block holds
+#     (100, 196, 400, 484: one sample per thread; 900: two), A/B alternating twice.
+for round in 1 2; do
+  for path in resident fused; do
+    step "gpu: $path vs cpu, 100-900 samples (round $round)" "resident_$path-$round.log" 60 "$NN" bench \
+      --config configs/peaks.json --devices cpu,gpu --gpu-path "$path" --reps 3 --sweep data.grid=10,14,20,22,30 \
+      --export-markdown "$W/resident_$path-$round.md" --export-json "$W/resident_$path-$round.json" train.epochs=2000
+  done
+done
+
 # 1. GPU time per epoch against the data size, with programmatic dependent launch (the
 #    default on compute capability 9.0+) and without, alternating.
 run=0
@@ -159,7 +172,8 @@ tar -C "$W" -czf "$FINAL/gpu-profile.tgz" .
 echo
 echo "nntrain gpu-profile $(git rev-parse --short HEAD 2>/dev/null), $(date -u '+%Y-%m-%d %H:%M UTC'), $((SECONDS - T0)) s; $(cat "$W/load_start.txt") at the start"
 cat "$W/rows.txt"
-for f in gpu_sizes_1-pdl1.md gpu_sizes_2-pdl0.md gpu_sizes_3-pdl1.md gpu_sizes_4-pdl0.md cpu_threads_200.md \
+for f in resident_resident-1.md resident_fused-1.md resident_resident-2.md resident_fused-2.md \
+         gpu_sizes_1-pdl1.md gpu_sizes_2-pdl0.md gpu_sizes_3-pdl1.md gpu_sizes_4-pdl0.md cpu_threads_200.md \
          cpu_threads_500.md cpu_threads_b256.md cpu_threads_b1024.md cpu_threads_b4096.md; do
   [ -f "$W/$f" ] && { echo; grep -E "^\|" "$W/$f" | head -14; }
 done

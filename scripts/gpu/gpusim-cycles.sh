@@ -4,10 +4,13 @@
 # kernel versions on one config of a Turing-class GPU (SM75, RTX 2060 config), never a time
 # for a real GPU; the host's load does not change it.
 #
-#   scripts/gpu/gpusim-cycles.sh fused|fused-v1 [key.path=value ...]
+#   scripts/gpu/gpusim-cycles.sh fused|fused-v1|resident [key.path=value ...]
+#
+# resident runs every epoch of a train() call in one launch: its cycles per epoch are the
+# difference between runs with EPOCHS=6 and EPOCHS=2, over 4 (docs/GPU.md).
 #
 # Runs `nntrain train --config configs/small_data.json --device gpu --gpu-path PATH
-# --epochs 2 timing.warmup_epochs=0 [overrides]` from build-sim/ (build it first:
+# --epochs ${EPOCHS:-2} timing.warmup_epochs=0 [overrides]` from build-sim/ (build it first:
 # scripts/gpusim-check.sh, or the same cmake line) in a scratch folder whose gpgpusim.config
 # says -gpgpu_ptx_sim_mode 0, and prints each kernel's gpu_sim_cycle, instruction count and
 # IPC. The kernels of the last epoch are the figure to report (the first launch of a graph
@@ -18,7 +21,7 @@ PREFIX=${NNTRAIN_GPGPUSIM_PREFIX:-$HOME/.cache/nntrain/gpgpusim}
 BUILD=${BUILD_DIR:-$ROOT/build-sim}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 if [ $# -lt 1 ] || [ ! -x "$BUILD/nntrain" ] || [ ! -f "$PREFIX/env.sh" ]; then
-  echo "usage: $0 fused|fused-v1 [key.path=value ...]  (needs $BUILD/nntrain and $PREFIX/env.sh)" >&2
+  echo "usage: $0 fused|fused-v1|resident [key.path=value ...]  (needs $BUILD/nntrain and $PREFIX/env.sh)" >&2
   exit 2
 fi
 path=$1
@@ -31,7 +34,7 @@ grep -q '^-gpgpu_ptx_sim_mode 0' "$RUN/gpgpusim.config" || echo '-gpgpu_ptx_sim_
 # shellcheck disable=SC1091
 (cd "$RUN" && set +u && source "$PREFIX/env.sh" &&
   "$BUILD/nntrain" train --config "$ROOT/configs/small_data.json" --device gpu --gpu-path "$path" \
-    --epochs 2 timing.warmup_epochs=0 "$@") >"$RUN/log.txt" 2>&1 || {
+    --epochs "${EPOCHS:-2}" timing.warmup_epochs=0 "$@") >"$RUN/log.txt" 2>&1 || {
   tail -20 "$RUN/log.txt"
   exit 1
 }

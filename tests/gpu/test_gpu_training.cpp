@@ -94,18 +94,13 @@ TEST_CASE("fused path: graph replay and direct launches give the same bits", "[g
   check_graphs_match_direct_launches(small_peaks(), fused_options(), 6);
 }
 
-TEST_CASE("fused path: auto picks it for the reference net past one block, and refuses a wide net when asked for it",
+TEST_CASE("fused path: auto picks it for the reference net, and refuses a wide net when asked for it",
           "[gpu][e2e][fused]") {
-  // 144 samples: one block of the resident path holds them (test_gpu_resident.cpp); a
-  // mini-batch of 600 is past one sample per thread, so auto takes v2 there.
-  auto o = peaks_options(GpuPath::automatic);
-  o.batch_size = 600;
-  auto small = make_gpu_backend(peaks_data(25), o);
+  auto small = make_gpu_backend(small_peaks(), peaks_options(GpuPath::automatic));
   CHECK(small->name() == "gpu-fused");
   CHECK_THAT(small->details(), Catch::Contains("auto"));
   CHECK_THAT(small->details(), Catch::Contains("one kernel per step"));
   CHECK_THAT(small->details(), Catch::Contains("tile of 64 samples"));
-  CHECK(make_gpu_backend(small_peaks(), peaks_options(GpuPath::automatic))->name() == "gpu-resident");
   auto wide = fused_options();
   wide.spec.widths = {2, 256, 1};
   CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(300, 2, 1, 5), wide), UsageError);
