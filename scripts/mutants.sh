@@ -507,6 +507,18 @@ mutant model-names-unwritten core/model_io.cpp '[predict]' \
   'write_names(os, "inputs", names.inputs, p.spec.widths.front());' \
   '(void)names;' \
   'model.json: the data'"'"'s input names not recorded'
+mutant tanh-coef-sign core/nnmath.hpp '[activation]' \
+  'p = add(mul(p, z), cst<V>(-3.33332819422e-1f));' \
+  'p = add(mul(p, z), cst<V>(3.33332819422e-1f));' \
+  'tanh: the x^3 coefficient of the small-|x| polynomial with the wrong sign'
+mutant tanh-clamp-early core/nnmath.hpp '[activation]' \
+  'ax > cst<V>(10.0f) ? cst<V>(10.0f) : ax;' \
+  'ax > cst<V>(4.0f) ? cst<V>(4.0f) : ax;' \
+  'tanh: |x| clamped at 4, where tanh has not yet reached 1 in float'
+mutant exp-reduction-half core/nnmath.hpp '[activation]' \
+  'sub(sub(u, mul(k, cst<V>(0.693359375f))), mul(k, cst<V>(-2.12194440e-4f)));' \
+  'sub(u, mul(k, cst<V>(0.693359375f)));' \
+  'exp (tanh, sigmoid): the second part of ln 2 left out of the range reduction'
 
 # ---------------------------------------------------------------------------------------------
 selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
