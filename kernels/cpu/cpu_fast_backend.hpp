@@ -154,13 +154,14 @@ class CpuFastBackend final : public Backend {
   int chunk_samples_max(int count) const;
   std::string thread_rule() const;
 
-  // A step (cpu_fast_step.cpp).
+  // A step (cpu_fast_step.cpp). The functions marked inline are called only in their own
+  // file, and inline there as they were when the class was defined in one file.
   double step(int b, const ShuffleKey& key, const ShuffleKey& next_key);
   void step_body(int tid);
   void report_phases() const;
-  int64_t chunks_done(const StepArgs& a) const;
-  int64_t claim(int owner, uint64_t tag, int64_t items, int threads);
-  void reduce_update(const StepArgs& a, size_t begin, size_t end);
+  inline int64_t chunks_done(const StepArgs& a) const;
+  inline int64_t claim(int owner, uint64_t tag, int64_t items, int threads);
+  inline void reduce_update(const StepArgs& a, size_t begin, size_t end);
   int chunks_for(int count) const { return fast::chunk_count(count, P_); }
 
   // One tile's layer inputs and outputs: ins[l] (rows ldins[l] apart) -> outs[l] (rows T apart).
@@ -175,16 +176,16 @@ class CpuFastBackend final : public Backend {
 
   // A chunk's tiles (cpu_fast_tile.cpp).
   void run_chunk(Scratch& s, int b, const ShuffleKey& key, int count, int chunks, int c);
-  void tile_input(Scratch& s, int b, const ShuffleKey& key, int s0, TileLayers& t);
-  bool forward_tile(Scratch& s, TileLayers& t, float two_over_count, bool fresh);
-  int forward_first_layers(Scratch& s, TileLayers& t, float*& a, float two_over_count, bool fresh, bool& tail);
-  void backward_tile(Scratch& s, const TileLayers& t, float two_over_count, bool fresh, bool tail);
-  void chunk_to_slot(Scratch& s, int c);
+  inline void tile_input(Scratch& s, int b, const ShuffleKey& key, int s0, TileLayers& t);
+  inline bool forward_tile(Scratch& s, TileLayers& t, float two_over_count, bool fresh);
+  inline int forward_first_layers(Scratch& s, TileLayers& t, float*& a, float two_over_count, bool fresh, bool& tail);
+  inline void backward_tile(Scratch& s, const TileLayers& t, float two_over_count, bool fresh, bool tail);
+  inline void chunk_to_slot(Scratch& s, int c);
   void gather(uint32_t* rows, float* x, int b, const ShuffleKey& key, int s0, int tcount, int T);
-  void blas_forward(const float* W, const float* b, int in, int out, const float* A, size_t lda, float* Z,
-                    int T) const;
-  void blas_grad(const float* D, const float* A, size_t lda, int in, int out, int T, float* gW) const;
-  void blas_backprop(const float* W, const float* D, int in, int out, int T, float* Dn) const;
+  inline void blas_forward(const float* W, const float* b, int in, int out, const float* A, size_t lda, float* Z,
+                           int T) const;
+  inline void blas_grad(const float* D, const float* A, size_t lda, int in, int out, int T, float* gW) const;
+  inline void blas_backprop(const float* W, const float* D, int in, int out, int T, float* Dn) const;
 
   const Dataset& data_;
   BackendOptions opt_;
