@@ -13,7 +13,7 @@
 //                two forward blockings (FirstForward::cols 1 and 2; 1 only on the baseline set)
 //   forward_ns, backward_ns, lanes_ns   the same calls one at a time
 //   forward_ns_by_cols  {"1": …, "2": …}: the forward with each blocking (FirstForward::cols;
-//                "2" absent on the baseline set), for pick_forward_cols's rule in cpu_fast.cpp
+//                "2" absent on the baseline set), for pick_forward_cols's rule in cpu_fast_tuning.cpp
 //   adam_ns      {"1": …, "2": …, "4": …, "8": …, "16": …}: the slot reduction and the Adam
 //                update of the 171 parameters from that many chunk slots (normal values: a
 //                dead relu unit's Adam state turns subnormal in training, which is slower)

@@ -251,7 +251,7 @@ mutant done-stale-lines kernels/cpu/cpu_fast_step.cpp '[determinism]' \
   'if ((v >> kClaimShift) == a.seq) n += int64_t(v & kClaimMask);' \
   'n += int64_t(v & kClaimMask);' \
   'fast backend: the chunks a thread computed in earlier steps count as done in this one'
-# Adam with subnormals flushed (cpu_fast_kernels.inc, k_reduce_adam).
+# Adam with subnormals flushed (cpu_fast_kernels_adam.inc, k_reduce_adam).
 mutant adam-no-flush kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
   'const FlushSubnormals flush(h.eps >= kFlushMinEps);' \
   'const FlushSubnormals flush(false);' \
