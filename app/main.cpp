@@ -49,19 +49,12 @@ void install_stop_handler(int sig) {
   ::sigaction(sig, &sa, nullptr);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Each subcommand's flags, as `nntrain SUB --help` lists them (README's synopsis follows them).
+CLI::App* add_train_command(CLI::App& app, nntrain::TrainArgs& ta, nntrain::ConfigFlagValues& flags) {
   using namespace nntrain;
-  CLI::App app{"nntrain: train the same seeded MLP on CPU and GPU and measure which is faster, honestly"};
-  app.require_subcommand(0, 1);
-  app.set_version_flag("--version", nntrain_version_string());
-
-  TrainArgs ta;
-  ConfigFlagValues train_flags;
   auto* train = app.add_subcommand("train", "train a model (the default subcommand)");
   train->add_option("--config,-c", ta.config, "experiment config (JSON)")->required()->check(kNonEmptyPath);
-  add_config_flags(*train, kForTrain, train_flags);
+  add_config_flags(*train, kForTrain, flags);
   train->add_option("--out", ta.out, "output directory (default: a new numbered folder under output.dir)")
       ->check(kNonEmptyPath);
   train->add_option("--init-model", ta.init_model, "start from this model.json's weights")->check(kNonEmptyPath);
@@ -72,13 +65,15 @@ int main(int argc, char** argv) {
                     "write surface.<device>.csv: the prediction on an N x N grid (peaks data)")
       ->check(CLI::Range(2, 4096));
   train->add_option("overrides", ta.overrides, "key.path=value config overrides");
+  return train;
+}
 
-  BenchArgs ba;
-  ConfigFlagValues bench_flags;
+CLI::App* add_bench_command(CLI::App& app, nntrain::BenchArgs& ba, nntrain::ConfigFlagValues& flags) {
+  using namespace nntrain;
   auto* bench = app.add_subcommand("bench", "time devices over repeats and a sweep");
   bench->add_option("--config,-c", ba.config, "experiment config (JSON)")->required()->check(kNonEmptyPath);
   bench->add_option("--devices", ba.devices, "comma-separated: cpu,gpu");
-  add_config_flags(*bench, kForBench, bench_flags);
+  add_config_flags(*bench, kForBench, flags);
   bench->add_option("--sweep", ba.sweep, "key.path=v1,v2,... (one key)");
   bench->add_option("--export-json", ba.export_json, "write results as JSON (schema_version 2); - for stdout")
       ->check(kNonEmptyPath);
@@ -87,8 +82,11 @@ int main(int argc, char** argv) {
   bench->add_option("--export-markdown", ba.export_markdown, "write a Markdown table; - for stdout")->check(kNonEmptyPath);
   bench->add_flag("--quiet,-q", ba.quiet, "no progress output");
   bench->add_option("overrides", ba.overrides, "key.path=value config overrides");
+  return bench;
+}
 
-  PredictArgs pa;
+CLI::App* add_predict_command(CLI::App& app, nntrain::PredictArgs& pa) {
+  using namespace nntrain;
   auto* predict = app.add_subcommand("predict", "run a saved model on a CSV of inputs");
   predict->add_option("--model", pa.model, "model.json")->required()->check(kNonEmptyPath);
   predict->add_option("--input", pa.input, "CSV with a header naming the model's inputs (any order; other columns are kept)")
@@ -97,29 +95,49 @@ int main(int argc, char** argv) {
   predict->add_option("--output", pa.output, "CSV to write (the input's columns, then predictions); - for stdout")->required()->check(kNonEmptyPath);
   predict->add_option("--inputs", pa.input_columns,
                       "input column names in the model's input order (default: the names model.json records)");
+  return predict;
+}
 
-  auto* info = app.add_subcommand("info", "show the CPU, GPU and build");
+// A first word that is no command, flag or key.path=value override is a mistyped command
+// ("nntrain predcit ..."): say so, instead of train's "--config is required". False then.
+bool first_word_ok(int argc, char** argv) {
+  using namespace nntrain;
+  const std::vector<std::string>& commands = kCommands;
+  if (argc <= 1 || argv[1][0] == '-' || std::string(argv[1]).find('=') != std::string::npos ||
+      std::find(commands.begin(), commands.end(), argv[1]) != commands.end())
+    return true;
+  const std::string word = argv[1];
+  std::string hint;
+  if (const auto near = nearest(word, commands)) hint = " (did you mean \"" + *near + "\"?)";
+  if (word.size() > 5 && word.compare(word.size() - 5, 5, ".json") == 0)
+    hint = " (a config file is given as --config " + word + ")";
+  fmt::print(stderr, "nntrain: unknown command \"{}\"{}; the commands are train (the default), bench, sweep, "
+                     "predict and info\nRun 'nntrain --help' for usage.\n",
+             argv[1], hint);
+  return false;
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace nntrain;
+  CLI::App app{"nntrain: train the same seeded MLP on CPU and GPU and measure which is faster, honestly"};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", nntrain_version_string());
+
+  TrainArgs ta;
+  BenchArgs ba;
+  PredictArgs pa;
   SweepArgs sa;
-  ConfigFlagValues sweep_flags;
+  ConfigFlagValues train_flags, bench_flags, sweep_flags;
+  add_train_command(app, ta, train_flags);
+  auto* bench = add_bench_command(app, ba, bench_flags);
+  auto* predict = add_predict_command(app, pa);
+  auto* info = app.add_subcommand("info", "show the CPU, GPU and build");
   auto* sweep = add_sweep_command(app, sa, sweep_flags);
 
   const std::vector<std::string> args = with_default_subcommand(argc, argv);
-  // A first word that is no command, flag or key.path=value override is a mistyped command
-  // ("nntrain predcit ..."): say so, instead of train's "--config is required".
-  const std::vector<std::string>& commands = kCommands;
-  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]).find('=') == std::string::npos &&
-      std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
-    const std::string word = argv[1];
-    std::string hint;
-    if (const auto near = nearest(word, commands)) hint = " (did you mean \"" + *near + "\"?)";
-    if (word.size() > 5 && word.compare(word.size() - 5, 5, ".json") == 0)
-      hint = " (a config file is given as --config " + word + ")";
-    fmt::print(stderr, "nntrain: unknown command \"{}\"{}; the commands are train (the default), bench, sweep, "
-                       "predict and info\nRun 'nntrain --help' for usage.\n",
-               argv[1], hint);
-    return kExitUsage;
-  }
+  if (!first_word_ok(argc, argv)) return kExitUsage;
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());
     app.parse(rev);

@@ -182,9 +182,8 @@ std::string loss_chart(const std::vector<const RunResult*>& runs, int width, int
   return s;
 }
 
-void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResult>& runs, bool color) {
-  const char* b = color ? "\033[1m" : "";
-  const char* e = color ? "\033[0m" : "";
+// The timing table: one row per run, its repeats, details, GPU set-up and target.
+static void print_timing(std::FILE* out, const std::vector<RunResult>& runs, const char* b, const char* e) {
   fmt::print(out, "\n{}Timing{} (training only; set-up and warm-up reported apart)\n", b, e);
   fmt::print(out, "  {:<6} {:<14} {:>7} {:>12} {:>12} {:>13} {:>11} {:>11} {:>11}\n", "device", "backend", "threads",
              "train", "per epoch", "samples/s", "set-up", "transfer", "warm-up");
@@ -208,17 +207,14 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
     if (r.nondeterministic) fmt::print(out, "  {:<6} warning: repeats gave different loss curves\n", "");
     if (r.target) fmt::print(out, "  {:<6} {}\n", "", target_text(*r.target, r.epochs_done));
   }
+}
+
+// The loss checkpoints (every log_every epochs, the first and the last), the CPU/GPU
+// agreement and the chart.
+static void print_loss_table(std::FILE* out, const Config& cfg, const std::vector<RunResult>& runs, const char* b,
+                             const char* e) {
   const RunResult* cpu = find_device(runs, Device::cpu);
   const RunResult* gpu = find_device(runs, Device::gpu);
-  if (cpu && gpu && gpu->simulated) {
-    fmt::print(out, "  speed-up: none: {}\n", kSimulatedNote);
-  } else if (cpu && gpu && gpu->train_seconds > 0) {
-    const double sp = cpu->train_seconds / gpu->train_seconds;
-    fmt::print(out, "  speed-up: GPU is {:.2f}× {} than CPU for this experiment\n", sp >= 1 ? sp : 1 / sp,
-               sp >= 1 ? "faster" : "slower");
-  }
-
-  // Checkpoint table: every log_every epochs, plus the first and the last.
   size_t n = 0;
   for (const auto& r : runs) n = std::max(n, r.losses.size());
   if (n > 0) {
@@ -258,6 +254,22 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
     for (const auto& r : runs) ptrs.push_back(&r);
     fmt::print(out, "\n{}", loss_chart(ptrs));
   }
+}
+
+void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResult>& runs, bool color) {
+  const char* b = color ? "\033[1m" : "";
+  const char* e = color ? "\033[0m" : "";
+  print_timing(out, runs, b, e);
+  const RunResult* cpu = find_device(runs, Device::cpu);
+  const RunResult* gpu = find_device(runs, Device::gpu);
+  if (cpu && gpu && gpu->simulated) {
+    fmt::print(out, "  speed-up: none: {}\n", kSimulatedNote);
+  } else if (cpu && gpu && gpu->train_seconds > 0) {
+    const double sp = cpu->train_seconds / gpu->train_seconds;
+    fmt::print(out, "  speed-up: GPU is {:.2f}× {} than CPU for this experiment\n", sp >= 1 ? sp : 1 / sp,
+               sp >= 1 ? "faster" : "slower");
+  }
+  print_loss_table(out, cfg, runs, b, e);
   for (const auto& r : runs) {
     if (r.diverged_epoch)
       fmt::print(out, "\n{}: training diverged: loss is {} at epoch {}\n", to_string(r.device), r.losses.back(), r.diverged_epoch);

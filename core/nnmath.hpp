@@ -122,7 +122,9 @@ NN_HDI V exp_neg(V t) {
   p = add(mul(p, r), cst<V>(5.0000001201e-1f));
   p = add(add(mul(p, mul(r, r)), r), cst<V>(1.0f));
   const I ki = bits<I>(s) - bits<I>(magic);
-  return mul(p, from_bits<V>((ki + 127) << 23));
+  // The mask changes nothing for 0 <= t <= kExpNegMax (ki + 127 is 1..127); for a NaN t it
+  // keeps the shift defined (p is NaN then, and so is the product).
+  return mul(p, from_bits<V>(((ki + 127) & 0xff) << 23));
 }
 
 // tanh: odd by construction (computed on |x|, the sign put back). |x| < 0.625: the odd

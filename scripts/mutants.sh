@@ -413,8 +413,8 @@ mutant range-bound core/config.cpp '[bad_input]' \
   'false)' \
   'config: data.range of +-1e308 accepted (NaN data, a run that "diverges" at epoch 1)'
 mutant mistyped-command app/main.cpp '[cli]' \
-  'std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {' \
-  'false) {' \
+  'std::find(commands.begin(), commands.end(), argv[1]) != commands.end())' \
+  'true)' \
   'CLI: a mistyped command reported as a missing --config'
 
 # --- found by the audits of 2026-11-26 (sweep launchers, tests that could not see a bug) -----
