@@ -5,7 +5,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include "backend_registry.hpp"
 #include "commands.hpp"
@@ -55,8 +59,14 @@ void write_models(const TrainArgs& a, const Config& cfg, const std::vector<RunRe
 int exit_code_of(const std::vector<RunResult>& runs, const std::string& dir) {
   for (const auto& r : runs) {
     if (r.diverged_epoch) {
+      const std::string why =
+          r.weights_nonfinite ? std::string("weights became NaN/Inf in the update")
+          : r.exploded ? fmt::format("loss {:.4g} exploded past {:.4g} ({:g} x the larger of the first epoch's loss "
+                                     "and the targets' variance)",
+                                     r.losses.back(), r.explode_threshold, kExplodeFactor)
+                       : std::string("loss is not finite");
       fmt::print(stderr, "nntrain: error: training diverged on {}: {} at epoch {}; results up to it kept in {}\n",
-                 to_string(r.device), r.weights_nonfinite ? "weights became NaN/Inf in the update" : "loss is not finite",
+                 to_string(r.device), why,
                  r.diverged_epoch, dir);
       return kExitDiverged;
     }
@@ -102,6 +112,100 @@ int exit_code_of(const std::vector<RunResult>& runs, const std::string& dir) {
   }
 }
 
+// SIGINT/SIGTERM asks the trainer to stop after the chunk in flight, but one epoch of a wide
+// net can take minutes (issue 44). If the run has not come back within kStopGrace of the
+// request, this thread writes what finished (the devices done, and the epochs of the one in
+// flight the trainer reported) with "status": "interrupted", and exits with the interrupted
+// code. One mutex orders it with the main thread: whichever claims the writing first writes.
+class StopWatchdog {
+ public:
+  static constexpr double kStopGrace = 0.5;  // seconds; with the writing and the exit, ~1 s after the signal
+
+  StopWatchdog(const TrainArgs& a, const Config& cfg, const GpuInfo* gpu, std::string dir)
+      : args_(a), cfg_(cfg), gpu_(gpu), dir_(std::move(dir)), thread_([this] { loop(); }) {
+    args_.write_surface = 0;  // a surface can take longer than the grace: none on this path
+  }
+  ~StopWatchdog() {
+    quit_ = true;
+    thread_.join();
+  }
+  // The trainer's report after each chunk: the curves so far of the device in flight.
+  void chunk(const ChunkReport& c) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (c.done == 0) {  // the backend is ready: the run's identity, no epochs yet
+      live_ = *c.run;
+      live_valid_ = true;
+      return;
+    }
+    live_.losses.insert(live_.losses.end(), c.losses + c.from, c.losses + c.done);
+    if (c.val_losses) live_.val_losses.insert(live_.val_losses.end(), c.val_losses + c.from, c.val_losses + c.done);
+    live_.epochs_done = live_.epochs_timed = c.done;
+    live_.train_seconds = c.seconds;
+    live_.diverged_epoch = c.run->diverged_epoch;
+  }
+  // A device finished: it joins the results, and no run is in flight.
+  void finished(std::vector<RunResult>& runs, RunResult r) {
+    std::lock_guard<std::mutex> lock(m_);
+    runs.push_back(std::move(r));
+    finished_ = runs;
+    live_valid_ = false;
+  }
+  // From here on the main thread writes the results; the watchdog never will.
+  void claim() {
+    std::lock_guard<std::mutex> lock(m_);
+    claimed_ = true;
+  }
+
+ private:
+  void loop() {
+    while (!quit_ && !stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(kStopGrace);
+    while (!quit_ && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!quit_) write_and_exit();
+  }
+
+  void write_and_exit() {
+    std::lock_guard<std::mutex> lock(m_);
+    if (claimed_) return;
+    std::vector<RunResult> runs = finished_;
+    if (live_valid_) {
+      live_.interrupted = true;
+      runs.push_back(live_);
+    }
+    write_file_atomic(dir_ + "/metrics.csv", metrics_csv(runs));
+    nlohmann::json summary = summary_json(cfg_, runs, gpu_);
+    summary["status"] = "interrupted";
+    if (live_valid_)
+      summary["interrupted_note"] = fmt::format(
+          "{} stopped inside epoch {}, which had not returned {:g} s after the signal: its epochs before it are "
+          "kept, its weights (inside the epoch) are not written",
+          to_string(live_.device), live_.epochs_done + 1, kStopGrace);
+    write_file_atomic(dir_ + "/summary.json", dump(summary));
+    // The finished devices' models; none (and no stale one) for the device in flight.
+    if (finished_.empty()) args_.save_model.clear();
+    write_models(args_, cfg_, finished_, dir_);
+    const std::string msg = fmt::format(
+        "nntrain: interrupted{}; the finished epochs are written to {}\n",
+        live_valid_ ? fmt::format(" on {} during epoch {} (it did not return within {:g} s of the signal)",
+                                  to_string(live_.device), live_.epochs_done + 1, kStopGrace)
+                    : std::string(),
+        dir_);
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg.data(), msg.size());
+    ::_exit(kExitInterrupted);
+  }
+
+  TrainArgs args_;
+  const Config& cfg_;
+  const GpuInfo* gpu_;
+  std::string dir_;
+  std::mutex m_;
+  bool claimed_ = false, live_valid_ = false;
+  std::vector<RunResult> finished_;
+  RunResult live_;
+  std::atomic<bool> quit_{false};
+  std::thread thread_;  // last: started once every member above exists
+};
+
 }  // namespace
 
 int cmd_train(const TrainArgs& a) { return run_train_command(a, backend_registry()); }
@@ -110,6 +214,7 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   // Everything is checked before the output folder exists: bad input writes nothing.
   const Config cfg = load_config(a.config, a.overrides);
   Prepared prep = prepare_run(cfg, a.init_model);
+  (void)validation_samples(prep.data.n, cfg.data.validation_fraction);  // a split that leaves nothing: exit 2 now
   require_devices(registry, cfg, std::string("--device ") + to_string(cfg.device));
   if (a.write_surface) check_surface_request(cfg, a.write_surface);
   check_output_location(a.out.empty() ? cfg.output_dir : a.out);
@@ -129,13 +234,20 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
 
   Progress progress(a.quiet, ::isatty(STDERR_FILENO) != 0);
   std::vector<RunResult> runs;
+  StopWatchdog watchdog(a, cfg, trains_gpu ? &gpu : nullptr, dir);
+  TrainHooks hooks;
+  hooks.evaluate = true;
+  hooks.progress = [&](int done, int total, float loss) { progress.update(done, total, loss); };
+  hooks.warmup_begin = [&](int n) { progress.warmup_begin(n); };
+  hooks.warmup_end = [&](int n, double s) { progress.warmup_end(n, s); };
+  hooks.chunk_done = [&](const ChunkReport& c) { watchdog.chunk(c); };
   for (const Device device : cfg.devices()) {
     progress.begin(to_string(device), cfg.train.epochs);
     try {
-      runs.push_back(run_training(registry, cfg, prep.data, prep.init, device,
-                                  [&](int done, int total, float loss) { progress.update(done, total, loss); }));
+      watchdog.finished(runs, run_training(registry, cfg, prep.data, prep.init, device, hooks));
     } catch (...) {
       progress.end();
+      watchdog.claim();
       record_failure(cfg, runs, device, trains_gpu ? &gpu : nullptr, dir);
     }
     progress.end();
@@ -143,6 +255,7 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   }
 
   // Results: everything that finished is written, marked with its status.
+  watchdog.claim();
   write_file_atomic(dir + "/metrics.csv", metrics_csv(runs));
   const nlohmann::json summary = summary_json(cfg, runs, trains_gpu ? &gpu : nullptr);
   write_file_atomic(dir + "/summary.json", dump(summary));

@@ -52,9 +52,20 @@ std::string target_text(const TargetResult& t, int epochs_done) {
 bool want_color(std::FILE* f) { return std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(f)); }
 
 std::string metrics_csv(const std::vector<RunResult>& runs) {
-  std::string s = "device,epoch,loss\n";
+  // val_loss is appended (readers of the first three columns are unaffected), only with a
+  // held-out split; empty on the epochs between evaluations.
+  bool validation = false;
+  for (const auto& r : runs) validation = validation || r.validation_samples > 0;
+  std::string s = validation ? "device,epoch,loss,val_loss\n" : "device,epoch,loss\n";
   for (const auto& r : runs)
-    for (size_t e = 0; e < r.losses.size(); ++e) s += fmt::format("{},{},{:.9g}\n", to_string(r.device), e + 1, r.losses[e]);
+    for (size_t e = 0; e < r.losses.size(); ++e) {
+      s += fmt::format("{},{},{:.9g}", to_string(r.device), e + 1, r.losses[e]);
+      if (validation) {
+        const bool evaluated = r.validation_every > 0 && e < r.val_losses.size() && e % size_t(r.validation_every) == 0;
+        s += evaluated ? fmt::format(",{:.9g}", r.val_losses[e]) : std::string(",");
+      }
+      s += "\n";
+    }
   return s;
 }
 
@@ -111,7 +122,12 @@ void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const 
   for (int w : cfg.model.layers) layers += (layers.empty() ? "" : "-") + std::to_string(w);
   fmt::print(out, "{}nntrain {}{} ({}, {}) — experiment \"{}\"\n", b, bi.version, e, bi.git_revision, bi.build_type,
              cfg.name);
-  fmt::print(out, "  data     {} — {} samples, {} in, {} out\n", data.description, data.n, data.inputs, data.outputs);
+  const int held_out = validation_samples(data.n, cfg.data.validation_fraction);
+  fmt::print(out, "  data     {} — {} samples{}, {} in, {} out\n", data.description, data.n,
+             held_out ? fmt::format(" ({} held out for validation by seed {}, evaluated every {} epoch(s))", held_out,
+                                    cfg.seed, cfg.data.validation_every)
+                      : std::string(),
+             data.inputs, data.outputs);
   fmt::print(out, "  model    {} {} (output {}), {} init, {} parameters, {:.1f} MFLOP/epoch\n", layers,
              activation_name(cfg.model.activation), activation_name(cfg.model.output_activation),
              init_name(cfg.model.init), cfg.model_spec().param_count(),
@@ -127,7 +143,10 @@ void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const 
   if (gpu && gpu->available)
     fmt::print(out, "  gpu      {}{}\n", gpu->name,
                gpu->simulated ? std::string(" — SIMULATED: ") + kSimulatedNote : std::string());
-  fmt::print(out, "  timing   {} warm-up epoch(s) excluded · {} repeat(s)\n", cfg.timing.warmup_epochs,
+  fmt::print(out, "  timing   {} warm-up epoch(s) excluded{} · {} repeat(s)\n", warmup_epochs_of(cfg),
+             warmup_epochs_of(cfg) < cfg.timing.warmup_epochs
+                 ? fmt::format(" (timing.warmup_epochs {} capped by train.epochs)", cfg.timing.warmup_epochs)
+                 : std::string(),
              cfg.timing.repeats);
   if (cfg.train.target_loss)
     fmt::print(out, "  target   loss {:g}: the first epoch at or below it, timed at chunk boundaries\n",
@@ -256,6 +275,31 @@ static void print_loss_table(std::FILE* out, const Config& cfg, const std::vecto
   }
 }
 
+// The trained model's loss beside the last epoch's, the best epoch, and the held-out loss.
+static void print_model_losses(std::FILE* out, const std::vector<RunResult>& runs, const char* b, const char* e) {
+  bool any = false;
+  for (const auto& r : runs) any = any || !r.losses.empty();
+  if (!any) return;
+  fmt::print(out, "\n{}Trained model{} (model_loss: its MSE after the last update; the last epoch's loss is before "
+                  "it)\n", b, e);
+  for (const auto& r : runs) {
+    if (r.losses.empty()) continue;
+    const BestEpoch best = best_epoch(r.losses);
+    const std::string model = std::isfinite(r.model_loss) ? fmt::format("{:.6g}", r.model_loss)
+                                                          : "not evaluated (" + r.model_loss_note + ")";
+    fmt::print(out, "  {:<6} model loss {} · last epoch's loss {:.6g} (epoch {}) · best epoch {}: {:.6g}\n",
+               to_string(r.device), model, r.losses.back(), r.losses.size(), best.epoch, best.loss);
+    if (r.validation_every > 0) {
+      const BestEpoch vbest = best_epoch(r.val_losses);
+      fmt::print(out, "  {:<6} validation ({} held-out samples, every {} epoch(s)): model {} · best {:.6g} at epoch {}\n",
+                 "", r.validation_samples, r.validation_every,
+                 std::isfinite(r.model_validation_loss) ? fmt::format("{:.6g}", r.model_validation_loss)
+                                                        : std::string("not evaluated"),
+                 vbest.loss, vbest.epoch);
+    }
+  }
+}
+
 void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResult>& runs, bool color) {
   const char* b = color ? "\033[1m" : "";
   const char* e = color ? "\033[0m" : "";
@@ -270,9 +314,14 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
                sp >= 1 ? "faster" : "slower");
   }
   print_loss_table(out, cfg, runs, b, e);
+  print_model_losses(out, runs, b, e);
   for (const auto& r : runs) {
     if (r.diverged_epoch)
-      fmt::print(out, "\n{}: training diverged: loss is {} at epoch {}\n", to_string(r.device), r.losses.back(), r.diverged_epoch);
+      fmt::print(out, "\n{}: training diverged: loss is {} at epoch {}{}\n", to_string(r.device), r.losses.back(),
+                 r.diverged_epoch,
+                 r.exploded ? fmt::format(", above {:.4g} ({:g} x the larger of the first epoch's loss and the "
+                                          "targets' variance)", r.explode_threshold, kExplodeFactor)
+                            : std::string());
     if (r.interrupted) fmt::print(out, "\n{}: interrupted after epoch {}\n", to_string(r.device), r.epochs_done);
   }
   std::fflush(out);
@@ -300,6 +349,18 @@ void Progress::update(int done, int total, float loss) {
     fmt::print(stderr, "{}: epoch {}/{} loss {:.6g} ({:.1f} s)\n", label_, done, total, loss, t - start_);
     last_print_ = t;
   }
+}
+
+void Progress::warmup_begin(int epochs) {
+  if (quiet_) return;
+  fmt::print(stderr, "{}: warm-up: {} epoch(s), not timed, then the initial weights are restored\n", label_, epochs);
+  std::fflush(stderr);
+}
+
+void Progress::warmup_end(int epochs, double seconds) {
+  if (quiet_) return;
+  fmt::print(stderr, "{}: warm-up ran {} epoch(s) in {}\n", label_, epochs, human_seconds(seconds));
+  start_ = now_seconds();  // the progress line's clock counts training only
 }
 
 void Progress::end() {

@@ -18,7 +18,8 @@ namespace nntrain {
 inline constexpr const char* kSimulatedNote =
     "the GPU is a simulator (GPGPU-Sim): its results are checked, its times are not measurements";
 
-// device,epoch,loss — one row per epoch done, epochs from 1.
+// device,epoch,loss — one row per epoch done, epochs from 1; with a held-out split a fourth
+// column, val_loss (empty on the epochs not evaluated).
 std::string metrics_csv(const std::vector<RunResult>& runs);
 
 // {"runs": [...], "speedup": ..., "comparison": {...}} (docs/DESIGN.md §4).
@@ -40,6 +41,9 @@ class Progress {
   Progress(bool quiet, bool tty);
   void begin(const std::string& label, int total);
   void update(int done, int total, float loss);
+  // A line before and after the warm-up (its epochs and time), so a long one is not silent.
+  void warmup_begin(int epochs);
+  void warmup_end(int epochs, double seconds);
   void end();
 
  private:

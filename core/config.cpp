@@ -148,6 +148,19 @@ void read_generator(ObjectReader& d, DataConfig& c) {
   }
 }
 
+void read_validation(ObjectReader& d, DataConfig& c) {
+  if (d.has("validation_fraction")) {
+    const json& v = d.at("validation_fraction");
+    if (!v.is_number()) d.fail("/data/validation_fraction", "expected a number, got " + json_type_name(v));
+    const double f = v.get<double>();
+    // 1 would leave nothing to train on; 0 is "no split".
+    if (!std::isfinite(f) || f < 0 || f >= 1)
+      d.fail("/data/validation_fraction", "value " + v.dump() + " is out of range (expected >= 0 and < 1; 0 = no split)");
+    c.validation_fraction = f;
+  }
+  c.validation_every = int(d.integer("validation_every", c.validation_every, 1, 1000000000));
+}
+
 void read_data(const json& j, DataConfig& c, const std::string& config_dir) {
   ObjectReader d(j, "/data");
   const bool has_csv = d.has("csv");
@@ -155,6 +168,7 @@ void read_data(const json& j, DataConfig& c, const std::string& config_dir) {
   if (has_csv && has_gen) d.fail("/data", "give either \"generator\" or \"csv\", not both");
   if (has_csv) read_csv_source(d, c, config_dir);
   else read_generator(d, c);
+  read_validation(d, c);
   d.finish();
 }
 
@@ -283,6 +297,8 @@ json config_to_json(const Config& c) {
   } else {
     j["data"] = {{"csv", c.data.csv}, {"inputs", c.data.inputs}, {"targets", c.data.targets}};
   }
+  j["data"]["validation_fraction"] = c.data.validation_fraction;
+  j["data"]["validation_every"] = c.data.validation_every;
   j["model"] = {{"layers", c.model.layers},
                 {"activation", activation_name(c.model.activation)},
                 {"output_activation", activation_name(c.model.output_activation)},

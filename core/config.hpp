@@ -27,6 +27,10 @@ struct DataConfig {
   std::string csv;  // as written in the config
   std::string csv_resolved;  // relative paths resolve against the config file's folder
   std::vector<std::string> inputs, targets;
+  // Held-out validation (docs/CONFIG.md): this fraction of the samples, picked by the seed,
+  // is not trained on; 0 = no split. Its loss is evaluated every `validation_every` epochs.
+  double validation_fraction = 0.0;
+  int validation_every = 1;
 };
 
 struct ModelConfig {

@@ -10,6 +10,7 @@
 #include "errors.hpp"
 #include "fileio.hpp"
 #include "memcheck.hpp"
+#include "rng.hpp"
 
 namespace nntrain {
 
@@ -179,6 +180,61 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
   if (d.n == 0) throw UsageError(path + ": no data rows after the header");
   d.description = "csv " + path + " (" + std::to_string(d.n) + " rows)";
   return d;
+}
+
+int validation_samples(int n, double fraction) {
+  if (!(fraction > 0)) return 0;
+  const long long k = std::max(1LL, std::llround(fraction * double(n)));
+  if (k >= n) {
+    std::ostringstream os;
+    os << "config /data/validation_fraction: " << fraction << " of " << n << " sample" << (n == 1 ? "" : "s")
+       << " holds out " << k << ", leaving nothing to train on";
+    throw UsageError(os.str());
+  }
+  return int(k);
+}
+
+namespace {
+// Copies the rows of `d` whose `pick` flag equals `want` (row order kept).
+Dataset take_rows(const Dataset& d, const std::vector<char>& pick, char want) {
+  Dataset out;
+  out.inputs = d.inputs;
+  out.outputs = d.outputs;
+  for (int i = 0; i < d.n; ++i) {
+    if (pick[size_t(i)] != want) continue;
+    out.x.insert(out.x.end(), d.x.begin() + ptrdiff_t(i) * d.inputs, d.x.begin() + ptrdiff_t(i + 1) * d.inputs);
+    out.y.insert(out.y.end(), d.y.begin() + ptrdiff_t(i) * d.outputs, d.y.begin() + ptrdiff_t(i + 1) * d.outputs);
+    ++out.n;
+  }
+  return out;
+}
+}  // namespace
+
+DataSplit split_validation(const Dataset& d, double fraction, uint64_t seed) {
+  const int k = validation_samples(d.n, fraction);
+  DataSplit s;
+  if (k == 0) {
+    s.train = d;
+    return s;
+  }
+  // A stream of its own ("validate" in ASCII): not the initial weights' sequence.
+  Rng rng(seed ^ 0x76616c6964617465ULL);
+  std::vector<int> idx(size_t(d.n));
+  for (int i = 0; i < d.n; ++i) idx[size_t(i)] = i;
+  for (int i = 0; i < k; ++i) {
+    // (modulo bias below 2^-32 for any n nntrain accepts: no effect on a split)
+    const int j = i + int(rng.next_u64() % uint64_t(d.n - i));
+    std::swap(idx[size_t(i)], idx[size_t(j)]);
+  }
+  std::vector<char> pick(size_t(d.n), 0);
+  for (int i = 0; i < k; ++i) pick[size_t(idx[size_t(i)])] = 1;
+  s.train = take_rows(d, pick, 0);
+  s.validation = take_rows(d, pick, 1);
+  for (int i = 0; i < d.n; ++i)
+    if (pick[size_t(i)]) s.validation_rows.push_back(i);
+  s.train.description = d.description + ", " + std::to_string(s.train.n) + " trained on";
+  s.validation.description = d.description + ", " + std::to_string(k) + " held out";
+  return s;
 }
 
 Dataset load_dataset(const DataConfig& d) {

@@ -32,6 +32,21 @@ Dataset load_csv(const std::string& path, const std::vector<std::string>& inputs
 Dataset parse_csv(const std::string& file_text, const std::string& path, const std::vector<std::string>& inputs,
                   const std::vector<std::string>& targets);
 
+// The held-out validation split (data.validation_fraction, docs/CONFIG.md): round(f * n)
+// samples, at least 1, and at least 1 left to train on, else UsageError naming
+// /data/validation_fraction (before anything is written). f = 0: no split (0 held out).
+int validation_samples(int n, double fraction);
+
+// The split itself, from the seed alone (never the device, backend, ISA or thread count): a
+// partial Fisher-Yates shuffle of the row indices by the project's portable Rng, keyed by
+// the seed on a stream of its own, picks the validation rows. Both parts keep the data's
+// row order; `validation_rows` are the held-out rows' indices in `d`, ascending.
+struct DataSplit {
+  Dataset train, validation;
+  std::vector<int> validation_rows;
+};
+DataSplit split_validation(const Dataset& d, double fraction, uint64_t seed);
+
 // Builds the data set the config describes.
 Dataset load_dataset(const DataConfig& d);
 

@@ -22,6 +22,22 @@ json run_result_json(const RunResult& r) {
   o["samples"] = r.samples;
   o["initial_loss"] = r.losses.empty() ? json(nullptr) : finite_or_null(r.losses.front());
   o["final_loss"] = r.losses.empty() ? json(nullptr) : finite_or_null(r.losses.back());
+  // final_loss is the last epoch's recorded loss, before its update; model_loss is the loss of
+  // the weights model.json holds (docs/DESIGN.md §4).
+  o["model_loss"] = finite_or_null(r.model_loss);
+  if (!r.model_loss_note.empty() && !std::isfinite(r.model_loss)) o["model_loss_note"] = r.model_loss_note;
+  const BestEpoch best = best_epoch(r.losses);
+  o["best_loss"] = finite_or_null(best.loss);
+  o["best_epoch"] = best.epoch ? json(best.epoch) : json(nullptr);
+  if (r.validation_samples > 0) {
+    const BestEpoch vbest = best_epoch(r.val_losses);
+    o["validation"] = {{"samples", r.validation_samples},
+                       {"every", r.validation_every},
+                       {"model_loss", finite_or_null(r.model_validation_loss)},
+                       {"best_loss", finite_or_null(vbest.loss)},
+                       {"best_epoch", vbest.epoch ? json(vbest.epoch) : json(nullptr)}};
+  }
+  o["eval_seconds"] = r.eval_seconds;
   o["warmup_epochs"] = r.warmup_epochs;
   o["warmup_seconds"] = r.warmup_seconds;
   o["setup_seconds"] = r.setup_seconds;
@@ -30,7 +46,11 @@ json run_result_json(const RunResult& r) {
   o["seconds_per_epoch"] = r.seconds_per_epoch();
   o["nondeterministic"] = r.nondeterministic;
   o["simulated"] = r.simulated;
-  if (r.diverged_epoch) o["diverged_epoch"] = r.diverged_epoch;
+  if (r.diverged_epoch) {
+    o["diverged_epoch"] = r.diverged_epoch;
+    o["divergence"] = r.exploded ? "loss_exploded" : r.weights_nonfinite ? "weights_nonfinite" : "loss_nonfinite";
+    if (r.exploded) o["explode_threshold"] = r.explode_threshold;
+  }
   if (r.target) o["target"] = target_json(*r.target);
   return o;
 }

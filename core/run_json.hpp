@@ -9,10 +9,15 @@
 namespace nntrain {
 
 // device, backend, details, threads, status, epochs, epochs_requested, samples,
-// initial/final loss (null when not finite), warm-up, set-up and transfer seconds,
-// train_seconds (median over repeats), seconds_per_epoch, samples_per_second,
-// nondeterministic, simulated (a simulated GPU: times are not measurements), and
-// diverged_epoch when diverged, and target (below) when train.target_loss is set.
+// initial/final loss (null when not finite; final = the last epoch's, before its update),
+// model_loss (the trained weights' loss, one more pass after the last update; null when not
+// evaluated, model_loss_note says why), best_loss/best_epoch, validation {samples, every,
+// model_loss, best_loss, best_epoch} with a held-out split, eval_seconds, warm-up, set-up and
+// transfer seconds, train_seconds (median over repeats), seconds_per_epoch,
+// samples_per_second, nondeterministic, simulated (a simulated GPU: times are not
+// measurements), diverged_epoch and divergence (loss_nonfinite, weights_nonfinite or
+// loss_exploded, with explode_threshold) when diverged, and target (below) when
+// train.target_loss is set.
 nlohmann::json run_result_json(const RunResult& r);
 
 // {"loss", "reached", "epoch" (null if not reached), "seconds" (null if not reached)} — the

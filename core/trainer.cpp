@@ -7,6 +7,11 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <limits>
+#include <memory>
+
+#include "errors.hpp"
+#include "memcheck.hpp"
 
 namespace nntrain {
 
@@ -35,24 +40,108 @@ struct RepeatClock {
   double total() const { return seconds.empty() ? 0.0 : seconds.back(); }
 };
 
+// A loss on a data set through a backend, by Backend::train's contract: a full-batch epoch
+// records the loss before its update, i.e. of the weights just loaded. The backend's own
+// forward pass (no new kernel), so the number is the one training reports; the update it
+// makes after is thrown away, since every evaluation loads its weights first.
+class Evaluator {
+ public:
+  explicit Evaluator(Backend* shared) : b_(shared) {}
+  explicit Evaluator(std::unique_ptr<Backend> own) : own_(std::move(own)), b_(own_.get()) {}
+  double loss(const Params& p, double& seconds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    float l = std::numeric_limits<float>::quiet_NaN();
+    b_->load(p);
+    b_->train(1, &l);
+    seconds += seconds_since(t0);
+    return l;
+  }
+
+ private:
+  std::unique_ptr<Backend> own_;
+  Backend* b_;
+};
+
+// A full-batch backend on `data` for evaluations, or nullptr with `note` saying why not (its
+// full batch would not fit in memory, or the device refuses the options).
+std::unique_ptr<Evaluator> make_evaluator(const BackendRegistry& registry, const Config& cfg, Device device,
+                                          const Dataset& data, BackendOptions o, std::string& note) {
+  o.batch_size = 0;
+  o.shuffle = false;
+  o.chunk_epochs = 1;
+  if (o.gpu_path == GpuPath::resident) o.gpu_path = GpuPath::automatic;  // resident trains small batches only
+  try {
+    check_fits_in_memory(training_bytes(o.spec, data.n, 1), "a full-batch evaluation pass");
+    return std::make_unique<Evaluator>(make_backend(registry, device, cfg.cpu.backend, data, o));
+  } catch (const UsageError& e) {
+    note = e.what();
+    return nullptr;
+  }
+}
+
+// The mean over outputs of the targets' variance: the MSE of predicting their mean.
+double target_variance(const Dataset& d) {
+  double var = 0;
+  for (int o = 0; o < d.outputs; ++o) {
+    double sum = 0, sq = 0;
+    for (int i = 0; i < d.n; ++i) sum += d.y[size_t(i) * d.outputs + o];
+    const double mean = d.n ? sum / d.n : 0.0;
+    for (int i = 0; i < d.n; ++i) sq += (d.y[size_t(i) * d.outputs + o] - mean) * (d.y[size_t(i) * d.outputs + o] - mean);
+    var += d.n ? sq / d.n : 0.0;
+  }
+  return d.outputs ? var / d.outputs : 0.0;
+}
+
+// Marks divergence on `r` at the first epoch in [from, to) whose loss is NaN/Inf or finite
+// and above kExplodeFactor times the larger of the first epoch's loss and `target_var`.
+void check_divergence(const std::vector<float>& curve, int from, int to, double target_var, RunResult& r) {
+  for (int e = from; e < to && !r.diverged_epoch; ++e) {
+    const double l = curve[size_t(e)];
+    if (!std::isfinite(l)) {
+      r.diverged_epoch = e + 1;
+    } else if (e == 0) {
+      r.explode_threshold = kExplodeFactor * std::max(l, target_var);
+    } else if (r.explode_threshold > 0 && l > r.explode_threshold) {
+      r.diverged_epoch = e + 1;
+      r.exploded = true;
+    }
+  }
+}
+
+// One repeat's plan: epochs, chunk size, the epoch a chunk must end at (the time-to-target
+// measurement; 0 = none), and, first repeat only, the validation and the hooks.
+struct RepeatPlan {
+  int total = 0, chunk = 1, split_at = 0;
+  double target_var = 0;
+  Evaluator* validator = nullptr;
+  int every = 1;
+  std::vector<float>* val_curve = nullptr;
+  const TrainHooks* hooks = nullptr;
+};
+
 // Runs one repeat's epochs in chunks into `curve`, marking divergence and interrupts on `r`.
-// A chunk that would hold `split_at` before its last epoch ends there instead, so the clock is
-// read exactly at that epoch (the time-to-target measurement; 0 = no split).
-RepeatClock run_repeat(Backend& backend, int total, int chunk, int split_at, std::vector<float>& curve, RunResult& r,
-                       const ProgressFn& progress) {
+// With validation, a chunk ends at every multiple of `every` epochs, and the weights the next
+// epoch starts from are evaluated there (outside the timed calls).
+RepeatClock run_repeat(Backend& backend, const RepeatPlan& p, std::vector<float>& curve, RunResult& r) {
   RepeatClock clock;
   double seconds = 0;
   int done = 0;
-  while (done < total) {
-    int n = std::min(chunk, total - done);
-    if (split_at > done && split_at < done + n) n = split_at - done;
+  while (done < p.total) {
+    int n = std::min(p.chunk, p.total - done);
+    if (p.split_at > done && p.split_at < done + n) n = p.split_at - done;
+    if (p.validator) {
+      n = std::min(n, p.every - done % p.every);
+      if (done % p.every == 0) (*p.val_curve)[size_t(done)] = float(p.validator->loss(backend.params(), r.eval_seconds));
+    }
     seconds += backend.train(n, curve.data() + done);
-    for (int e = done; e < done + n && !r.diverged_epoch; ++e)
-      if (!std::isfinite(curve[size_t(e)])) r.diverged_epoch = e + 1;
+    check_divergence(curve, done, done + n, p.target_var, r);
+    const int from = done;
     done += n;
     clock.epochs.push_back(done);
     clock.seconds.push_back(seconds);
-    if (progress) progress(done, total, curve[size_t(done - 1)]);
+    if (p.hooks && p.hooks->progress) p.hooks->progress(done, p.total, curve[size_t(done - 1)]);
+    if (p.hooks && p.hooks->chunk_done)
+      p.hooks->chunk_done({&r, curve.data(), p.val_curve ? p.val_curve->data() : nullptr, from, done, seconds});
     if (r.diverged_epoch) break;
     if (stop_requested()) {
       r.interrupted = true;
@@ -110,15 +199,101 @@ BackendOptions backend_options(const Config& cfg, Device device) {
 
 RunResult run_training(const BackendRegistry& registry, const Config& cfg, const Dataset& data, const Params& init,
                        Device device, const ProgressFn& progress) {
+  TrainHooks hooks;
+  hooks.progress = progress;
+  return run_training(registry, cfg, data, init, device, hooks);
+}
+
+int warmup_epochs_of(const Config& cfg) { return std::min(cfg.timing.warmup_epochs, cfg.train.epochs); }
+
+namespace {
+
+// Warm-up: caches, clocks, lazy module loads, graph instantiation. Then start over.
+void warm_up(Backend& backend, const Params& init, RunResult& r, const TrainHooks& hooks) {
+  if (r.warmup_epochs <= 0) return;
+  if (hooks.warmup_begin) hooks.warmup_begin(r.warmup_epochs);
+  std::vector<float> scratch(size_t(r.warmup_epochs));
+  const auto t0 = std::chrono::steady_clock::now();
+  backend.train(r.warmup_epochs, scratch.data());
+  r.warmup_seconds = seconds_since(t0);
+  backend.load(init);
+  if (hooks.warmup_end) hooks.warmup_end(r.warmup_epochs, r.warmup_seconds);
+}
+
+// The timed repeats; the first records the curves and the final weights.
+std::vector<RepeatClock> run_repeats(Backend& backend, const Config& cfg, const BackendOptions& opt, const Params& init,
+                                     RepeatPlan plan, RunResult& r) {
+  std::vector<float> curve(size_t(cfg.train.epochs));
+  std::vector<RepeatClock> clocks;
+  for (int rep = 0; rep < cfg.timing.repeats; ++rep) {
+    if (rep > 0) {
+      backend.load(init);
+      plan.validator = nullptr;  // the first repeat's curve is the one recorded
+      plan.hooks = nullptr;
+    }
+    plan.chunk = opt.chunk_epochs;
+    clocks.push_back(run_repeat(backend, plan, curve, r));
+    r.train_seconds_per_repeat.push_back(clocks.back().total());
+    if (rep == 0) {
+      r.epochs_timed = clocks.back().done();
+      r.epochs_done = r.diverged_epoch ? r.diverged_epoch : r.epochs_timed;
+      r.losses.assign(curve.begin(), curve.begin() + r.epochs_done);
+      if (plan.val_curve) r.val_losses.assign(plan.val_curve->begin(), plan.val_curve->begin() + r.epochs_done);
+      r.final_params = backend.params();
+      // Finite losses but NaN/Inf weights: the last update blew up (the loss recorded is the
+      // one before it). That is divergence at the last epoch done.
+      if (!r.diverged_epoch && r.epochs_done > 0 && !all_finite(r.final_params)) {
+        r.diverged_epoch = r.epochs_done;
+        r.weights_nonfinite = true;
+      }
+      if (cfg.train.target_loss) plan.split_at = first_epoch_at_or_below(r.losses, *cfg.train.target_loss);
+    } else if (!std::equal(r.losses.begin(), r.losses.end(), curve.begin(),
+                           [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; })) {
+      r.nondeterministic = true;
+    }
+    if (r.diverged_epoch || r.interrupted) break;
+  }
+  return clocks;
+}
+
+// The trained model's loss on the training data and, with a split, on the held-out data: one
+// more forward pass each, after training (the training backend itself when it trains full
+// batch, else a full-batch one on the same data).
+void evaluate_trained_model(const BackendRegistry& registry, const Config& cfg, const Dataset& train,
+                            const BackendOptions& opt, Backend& backend, Evaluator* validator, bool evaluate,
+                            RunResult& r) {
+  if (r.diverged_epoch || r.interrupted) {
+    r.model_loss_note = r.diverged_epoch ? "the run diverged" : "the run was interrupted";
+    return;
+  }
+  if (!evaluate) {
+    r.model_loss_note = "not asked for (bench times training alone)";
+    return;
+  }
+  if (batch_samples(opt.batch_size, train.n) == train.n) {
+    r.model_loss = Evaluator(&backend).loss(r.final_params, r.eval_seconds);
+  } else if (auto e = make_evaluator(registry, cfg, r.device, train, opt, r.model_loss_note)) {
+    r.model_loss = e->loss(r.final_params, r.eval_seconds);
+  }
+  if (validator) r.model_validation_loss = validator->loss(r.final_params, r.eval_seconds);
+}
+
+}  // namespace
+
+RunResult run_training(const BackendRegistry& registry, const Config& cfg, const Dataset& data, const Params& init,
+                       Device device, const TrainHooks& hooks) {
   const BackendOptions opt = backend_options(cfg, device);
+  const bool split = cfg.data.validation_fraction > 0;
+  const DataSplit parts = split ? split_validation(data, cfg.data.validation_fraction, cfg.seed) : DataSplit{};
+  const Dataset& train = split ? parts.train : data;
   RunResult r;
   r.device = device;
-  r.samples = data.n;
+  r.samples = train.n;
   r.epochs_requested = cfg.train.epochs;
-  r.warmup_epochs = cfg.timing.warmup_epochs;
+  r.warmup_epochs = warmup_epochs_of(cfg);
 
   const auto t_setup = std::chrono::steady_clock::now();
-  auto backend = make_backend(registry, device, cfg.cpu.backend, data, opt);
+  auto backend = make_backend(registry, device, cfg.cpu.backend, train, opt);
   backend->load(init);
   r.setup_seconds = seconds_since(t_setup);
   r.setup = backend->setup();
@@ -127,45 +302,44 @@ RunResult run_training(const BackendRegistry& registry, const Config& cfg, const
   r.threads = backend->threads();
   r.simulated = backend->simulated();
 
-  // Warm-up: caches, clocks, lazy module loads, graph instantiation. Then start over.
-  if (cfg.timing.warmup_epochs > 0) {
-    std::vector<float> scratch(size_t(cfg.timing.warmup_epochs));
-    const auto t0 = std::chrono::steady_clock::now();
-    backend->train(cfg.timing.warmup_epochs, scratch.data());
-    r.warmup_seconds = seconds_since(t0);
-    backend->load(init);
+  RepeatPlan plan;
+  plan.total = cfg.train.epochs;
+  plan.target_var = target_variance(train);
+  plan.hooks = &hooks;
+  std::unique_ptr<Evaluator> validator;
+  std::vector<float> val_curve;
+  if (split) r.validation_samples = parts.validation.n;
+  if (split && hooks.evaluate) {
+    r.validation_every = cfg.data.validation_every;
+    std::string why;
+    validator = make_evaluator(registry, cfg, device, parts.validation, opt, why);
+    if (!validator) throw UsageError("data.validation_fraction: " + why);
+    val_curve.assign(size_t(plan.total), std::numeric_limits<float>::quiet_NaN());
+    plan.validator = validator.get();
+    plan.every = cfg.data.validation_every;
+    plan.val_curve = &val_curve;
   }
+  if (hooks.chunk_done) hooks.chunk_done({&r, nullptr, nullptr, 0, 0, 0.0});
 
-  const int total = cfg.train.epochs;
-  std::vector<float> curve(static_cast<size_t>(total));
+  warm_up(*backend, init, r, hooks);
   std::vector<RepeatClock> clocks;
-  int split_at = 0;  // from the second repeat on: the crossing epoch, where a chunk ends
-  for (int rep = 0; rep < cfg.timing.repeats; ++rep) {
-    if (rep > 0) backend->load(init);
-    clocks.push_back(run_repeat(*backend, total, opt.chunk_epochs, split_at, curve, r, rep == 0 ? progress : ProgressFn{}));
-    r.train_seconds_per_repeat.push_back(clocks.back().total());
-    if (rep == 0) {
-      r.epochs_timed = clocks.back().done();
-      r.epochs_done = r.diverged_epoch ? r.diverged_epoch : r.epochs_timed;
-      r.losses.assign(curve.begin(), curve.begin() + r.epochs_done);
-      r.final_params = backend->params();
-      // Finite losses but NaN/Inf weights: the last update blew up (the loss recorded is the
-      // one before it). That is divergence at the last epoch done.
-      if (!r.diverged_epoch && r.epochs_done > 0 && !all_finite(r.final_params)) {
-        r.diverged_epoch = r.epochs_done;
-        r.weights_nonfinite = true;
-      }
-      if (cfg.train.target_loss) split_at = first_epoch_at_or_below(r.losses, *cfg.train.target_loss);
-    } else if (!std::equal(r.losses.begin(), r.losses.end(), curve.begin(),
-                           [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; })) {
-      r.nondeterministic = true;
-    }
-    if (r.diverged_epoch || r.interrupted) break;
-  }
-  if (total == 0) r.final_params = backend->params();
+  if (stop_requested() && plan.total > 0) r.interrupted = true;  // stopped during the warm-up: nothing trained
+  else clocks = run_repeats(*backend, cfg, opt, init, plan, r);
+  if (plan.total == 0 || r.epochs_timed == 0) r.final_params = backend->params();
   r.train_seconds = median(r.train_seconds_per_repeat);
   if (cfg.train.target_loss) r.target = time_to_target(*cfg.train.target_loss, r.losses, clocks);
+  evaluate_trained_model(registry, cfg, train, opt, *backend, validator.get(), hooks.evaluate, r);
   return r;
+}
+
+BestEpoch best_epoch(const std::vector<float>& losses) {
+  BestEpoch b;
+  for (size_t e = 0; e < losses.size(); ++e)
+    if (std::isfinite(losses[e]) && (b.epoch == 0 || double(losses[e]) < b.loss)) {
+      b.epoch = int(e) + 1;
+      b.loss = losses[e];
+    }
+  return b;
 }
 
 int first_epoch_at_or_below(const std::vector<float>& losses, double target) {

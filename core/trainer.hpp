@@ -6,7 +6,9 @@
 // only the backend's own clock for those chunks counts.
 #pragma once
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,8 +61,27 @@ struct RunResult {
   double setup_seconds = 0;  // wall time to construct the backend and load the weights
   SetupReport setup;         // the backend's own breakdown
   Params final_params;
-  int diverged_epoch = 0;    // 1-based epoch of the first NaN/Inf loss; 0 if none
+  int diverged_epoch = 0;    // 1-based epoch of the first NaN/Inf or exploded loss; 0 if none
   bool weights_nonfinite = false;  // diverged because the last update made weights NaN/Inf
+  // Diverged because a finite loss exceeded `explode_threshold` (kExplodeFactor times the
+  // larger of the first epoch's loss and the targets' variance).
+  bool exploded = false;
+  double explode_threshold = 0;
+  // The trained model (the weights after the last update, as model.json holds them): its MSE
+  // on the training samples, from one more forward pass through the backend after training.
+  // NaN when not evaluated (`model_loss_note` says why). `losses.back()` is the loss before
+  // the last update, so the two differ.
+  double model_loss = std::numeric_limits<double>::quiet_NaN();
+  std::string model_loss_note;
+  // Held-out validation (data.validation_fraction): samples held out, the epochs between
+  // evaluations, and per epoch done the validation loss of the weights that epoch started
+  // from (the weights whose training loss `losses` records, full batch), NaN on the epochs
+  // not evaluated (row e is evaluated when (e - 1) % validation_every == 0).
+  int validation_samples = 0;
+  int validation_every = 0;
+  std::vector<float> val_losses;
+  double model_validation_loss = std::numeric_limits<double>::quiet_NaN();  // the trained model's
+  double eval_seconds = 0;  // validation and model-loss passes: not in train_seconds
   bool interrupted = false;
   bool nondeterministic = false;  // a repeat's curve differed from the first
   bool simulated = false;         // trained on a simulated GPU: the times are not measurements
@@ -77,6 +98,35 @@ struct RunResult {
 // Called after every chunk of the first repeat: epochs done, total, last loss.
 using ProgressFn = std::function<void(int done, int total, float loss)>;
 
+// Divergence by explosion: a finite epoch loss above this many times the larger of the first
+// epoch's loss and the targets' variance (the loss of predicting their mean) is divergence,
+// as a NaN/Inf loss is (docs/CONFIG.md).
+inline constexpr double kExplodeFactor = 1e3;
+
+// What the first repeat has finished so far, after every chunk (and once with 0 epochs when
+// the backend is ready): for a writer that must not wait for the run (cmd_train's interrupt
+// watchdog). `run` has the run's identity and settings but empty curves; the curves are
+// `losses[0..done)` and, with validation, `val_losses[0..done)` (else nullptr); epochs
+// `from..done` are new since the last call; `seconds` is the training time so far.
+struct ChunkReport {
+  const RunResult* run = nullptr;
+  const float* losses = nullptr;
+  const float* val_losses = nullptr;
+  int from = 0, done = 0;
+  double seconds = 0;
+};
+
+// Everything a caller may watch during a run, and whether the run evaluates its models.
+struct TrainHooks {
+  // The trained model's loss pass and, with a held-out split, the validation evaluations
+  // (train sets it; bench does not: it times training alone, in its own chunks).
+  bool evaluate = false;
+  ProgressFn progress;
+  std::function<void(int epochs)> warmup_begin;
+  std::function<void(int epochs, double seconds)> warmup_end;
+  std::function<void(const ChunkReport&)> chunk_done;
+};
+
 // Options of one training run, resolved from the Config (and the device).
 BackendOptions backend_options(const Config& cfg, Device device);
 
@@ -84,6 +134,20 @@ BackendOptions backend_options(const Config& cfg, Device device);
 // DeviceUnavailable / UsageError from the backend.
 RunResult run_training(const BackendRegistry& registry, const Config& cfg, const Dataset& data, const Params& init,
                        Device device, const ProgressFn& progress = {});
+// The same with every hook. `data` is the whole data set: the validation split is made here
+// (the overload above trains on the same split and evaluates nothing).
+RunResult run_training(const BackendRegistry& registry, const Config& cfg, const Dataset& data, const Params& init,
+                       Device device, const TrainHooks& hooks);
+
+// Warm-up epochs a run does: timing.warmup_epochs, at most train.epochs.
+int warmup_epochs_of(const Config& cfg);
+
+// The lowest finite loss of a curve and its 1-based epoch; epoch 0 when none is finite.
+struct BestEpoch {
+  int epoch = 0;
+  double loss = std::numeric_limits<double>::quiet_NaN();
+};
+BestEpoch best_epoch(const std::vector<float>& losses);
 
 // Asynchronous-signal-safe stop request (SIGINT/SIGTERM): training stops after the chunk
 // in flight, and the run is marked interrupted.

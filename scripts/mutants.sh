@@ -323,8 +323,8 @@ mutant reference-loss-mean core/cpu_reference.cpp '[sizes]' \
   'losses[e] = float(sum / plan_.n);' \
   'reference backend: the epoch loss divided by the sample count instead of the batch count'
 mutant epoch-chunk-remainder core/trainer.cpp '[chunks]' \
-  'while (done < total) {' \
-  'while (done + chunk <= total) {' \
+  'while (done < p.total) {' \
+  'while (done + p.chunk <= p.total) {' \
   'training in chunks of log_every epochs skips the remainder'
 mutant exit-io-error app/cmd_common.cpp 'exceptions map to the documented exit codes' \
   '  } catch (const IoError& e) {
@@ -446,6 +446,14 @@ mutant config-beta2 core/config.cpp '[config]' \
   'c.beta2 = o.number("beta2", c.beta2, 0.0, 0.999999999);' \
   '(void)o.number("beta2", c.beta2, 0.0, 0.999999999);' \
   'config: optimizer.beta2 is read and dropped'
+mutant model-loss-last-epoch core/trainer.cpp '[summary]' \
+  'r.model_loss = Evaluator(&backend).loss(r.final_params, r.eval_seconds);' \
+  'r.model_loss = r.losses.empty() ? 0.0 : r.losses.back();' \
+  'the trained model'"'"'s loss is the last epoch'"'"'s (before the last update) again (issue 44)'
+mutant validation-split-seed core/dataset.cpp '[summary]' \
+  'Rng rng(seed ^ 0x76616c6964617465ULL);' \
+  'Rng rng(0x76616c6964617465ULL);' \
+  'the held-out validation rows ignore the seed'
 mutant options-shuffle core/trainer.cpp '[config]' \
   'o.shuffle = cfg.train.shuffle;' \
   'o.shuffle = true;' \

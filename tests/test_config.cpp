@@ -120,7 +120,8 @@ TEST_CASE("edit distance", "[config]") {
 // is dropped or written under the wrong key: it reads back as its default both times.)
 TEST_CASE("every config field reaches the Config, the resolved JSON and the backend's options", "[config]") {
   const char* text = R"({"name": "every", "seed": 77,
-    "data": {"generator": "peaks", "grid": [11, 13], "range": [-2.5, 4]},
+    "data": {"generator": "peaks", "grid": [11, 13], "range": [-2.5, 4], "validation_fraction": 0.125,
+             "validation_every": 6},
     "model": {"layers": [2, 9, 3, 1], "activation": "tanh", "output_activation": "sigmoid", "init": "he_uniform"},
     "loss": "mse",
     "optimizer": {"type": "sgd", "lr": 0.25, "beta1": 0.8, "beta2": 0.95, "eps": 0.001},
@@ -138,6 +139,8 @@ TEST_CASE("every config field reaches the Config, the resolved JSON and the back
   CHECK(c.data.grid_x2 == 13);
   CHECK(c.data.range_lo == -2.5);
   CHECK(c.data.range_hi == 4.0);
+  CHECK(c.data.validation_fraction == 0.125);
+  CHECK(c.data.validation_every == 6);
   CHECK(c.model.layers == std::vector<int>{2, 9, 3, 1});
   CHECK(c.model.activation == Activation::tanh);
   CHECK(c.model.output_activation == Activation::sigmoid);

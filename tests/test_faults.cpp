@@ -32,13 +32,18 @@ TEST_CASE("divergence: exit 4 naming the epoch, curve up to it, summary diverged
   fs::create_directories(out);
   write_text(out + "/model.json", "stale");
   write_text(out + "/surface.cpu.csv", "stale");
-  const auto r = run_nntrain("--config configs/peaks.json --epochs 200 --lr 1e5 --quiet --out " + out +
+  // SGD at lr 1e6 through three hidden layers: the second epoch's loss overflows to inf at
+  // once (a slower blow-up passes through finite losses and is caught as an explosion first:
+  // test_summary.cpp).
+  const auto r = run_nntrain("--config configs/peaks.json --epochs 200 --lr 1e6 --quiet --out " + out +
                              " --save-model " + saved +
-                             " --write-surface 4 data.grid=10 optimizer.type=sgd train.log_every=10");
+                             " --write-surface 4 data.grid=10 optimizer.type=sgd train.log_every=10"
+                             " model.layers=[2,20,20,20,1]");
   REQUIRE(r.exit_code == 4);
   const json s = json::parse(slurp(out + "/summary.json"));
   const json& run = s["runs"][0];
   CHECK(run["status"] == "diverged");
+  CHECK(run["divergence"] == "loss_nonfinite");
   const int epoch = run["diverged_epoch"].get<int>();
   CHECK(epoch >= 1);
   CHECK(epoch < 200);
