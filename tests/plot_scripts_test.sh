@@ -19,11 +19,24 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/nntrain_plots.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 cd "$src"
-"$bin" --config configs/peaks.json --epochs 40 --quiet --write-surface 12 --out "$work/run" data.grid=12 >/dev/null
+"$bin" --config configs/peaks.json --epochs 40 --quiet --write-surface 12 --out "$work/run" data.grid=12 \
+  data.validation_fraction=0.2 >/dev/null
 "$bin" bench --config configs/peaks.json --devices cpu --reps 2 --warmup 1 --quiet --sweep data.grid=4,8,16 \
   --target-loss 0.5 --price cpu=0.2 --export-json "$work/bench.json" train.epochs=5 >/dev/null
 
-scripts/plot/plot_loss.py "$work/run" -o "$work/loss.png"
+scripts/plot/plot_loss.py "$work/run" -o "$work/loss.png" >"$work/loss.out"
+cat "$work/loss.out"
+# The title names the experiment, the device, the epochs and the final losses (the trained
+# model's and the last epoch's), and the held-out loss of a run with a validation split.
+for want in "peaks" "CPU 40 epochs" "model loss" "last epoch" "validation"; do
+  grep -q "^title: .*$want" "$work/loss.out" || { echo "FAIL: loss plot title lacks \"$want\""; exit 1; }
+done
+# --help is each script's docstring, not the shell launcher line that starts the file.
+for s in plot_loss plot_surface plot_crossover; do
+  scripts/plot/$s.py --help >"$work/help.txt"
+  grep -q "^$s.py — " "$work/help.txt" || { echo "FAIL: $s.py --help does not show its docstring"; exit 1; }
+  if grep -q "exec python3" "$work/help.txt"; then echo "FAIL: $s.py --help shows the launcher line"; exit 1; fi
+done
 scripts/plot/plot_surface.py "$work/run" -o "$work/surface.png"
 scripts/plot/plot_crossover.py "$work/bench.json" -o "$work/crossover.png"
 # A CPU and GPU bench (GPU times invented from the CPU's, halved at the largest size) so

@@ -1,6 +1,8 @@
 #!/bin/sh
 ''''true; for p in /usr/bin/python3 python3; do "$p" -c "import matplotlib" 2>/dev/null && exec "$p" "$0" "$@"; done; exec python3 "$0" "$@" # '''
-"""plot_crossover.py — training time against data size per device, from a bench export
+# The line above is a string statement too, so Python takes it as the module docstring:
+# the real one is assigned to __doc__ (argparse's --help shows it).
+__doc__ = """plot_crossover.py — training time against data size per device, from a bench export
 (`nntrain bench --sweep data.grid=... --export-json F`), log-log, with the crossover marked.
 
 Usage: scripts/plot/plot_crossover.py BENCH.json [-o crossover.png]
@@ -21,7 +23,7 @@ import nnplot  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bench_json")
     ap.add_argument("-o", "--output", help="PNG to write (default: beside the JSON, .png)")
     a = ap.parse_args()
