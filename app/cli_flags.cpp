@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -13,7 +14,7 @@ namespace nntrain {
 
 namespace {
 
-enum class Kind { integer, unsigned_integer, real, choice };
+enum class Kind { integer, unsigned_integer, real, choice, device };
 
 struct ConfigFlag {
   const char* flag;  // as typed
@@ -21,26 +22,30 @@ struct ConfigFlag {
   const char* help;
   Kind kind;
   std::vector<std::string> choices;  // Kind::choice: the allowed names
-  unsigned commands;                 // kForTrain | kForBench
+  unsigned commands;                 // kForTrain | kForBench (sweep takes train's)
   long long lo = 0, hi = 0;          // integer range checked by CLI11 when lo < hi
 };
 
 // One row per flag. A flag that maps to an existing config key is one more row here.
 const std::vector<ConfigFlag>& config_flags() {
   static const std::vector<ConfigFlag> kConfigFlags = {
-      {"--device", "device", "cpu, gpu or both", Kind::choice, names_of(kDeviceChoiceNames), kForTrain},
-      {"--epochs", "train.epochs", "number of epochs", Kind::integer, {}, kForTrain},
-      {"--lr", "optimizer.lr", "learning rate", Kind::real, {}, kForTrain},
-      {"--seed", "seed", "random seed (weights and shuffles)", Kind::unsigned_integer, {}, kForTrain},
-      {"--batch-size", "train.batch_size", "samples per batch; 0 = full batch", Kind::integer, {}, kForTrain},
+      {"--device", "device", "cpu, gpu, both or a list (cpu,gpu = both); both without a usable GPU runs the CPU half",
+       Kind::device, {}, kForTrain | kForBench},
+      {"--epochs", "train.epochs", "number of epochs", Kind::integer, {}, kForTrain | kForBench},
+      {"--lr", "optimizer.lr", "learning rate", Kind::real, {}, kForTrain | kForBench},
+      {"--seed", "seed", "random seed (weights and shuffles)", Kind::unsigned_integer, {}, kForTrain | kForBench},
+      {"--batch-size", "train.batch_size", "samples per batch; 0 = full batch", Kind::integer, {},
+       kForTrain | kForBench},
       {"--threads", "cpu.threads", "CPU threads; 0 = all", Kind::integer, {}, kForTrain | kForBench},
       {"--backend", "cpu.backend", "CPU backend: fast or reference", Kind::choice, names_of(kCpuBackendNames),
        kForTrain | kForBench},
       {"--gpu-path", "gpu.path", "GPU path: auto, fused, fused-v1, cublas or resident", Kind::choice, names_of(kGpuPathNames),
        kForTrain | kForBench},
-      {"--reps", "timing.repeats", "timed repeats per point (default 5)", Kind::integer, {}, kForBench, 1, 1000},
-      {"--warmup", "timing.warmup_epochs", "warm-up epochs per run", Kind::integer, {}, kForBench, 0, 1000000},
-      {"--target-loss", "train.target_loss", "also time the run to the first epoch with loss <= L", Kind::real, {},
+      {"--reps", "timing.repeats", "timed repeats per point, 1 to 1000 (default 5)", Kind::integer, {}, kForBench, 1,
+       1000},
+      {"--warmup", "timing.warmup_epochs", "warm-up epochs per run, 0 to 1000000", Kind::integer, {}, kForBench, 0,
+       1000000},
+      {"--target-loss", "train.target_loss", "also time the run to the first epoch with loss <= X", Kind::real, {},
        kForTrain | kForBench},
   };
   return kConfigFlags;
@@ -54,7 +59,7 @@ const CLI::Validator kFinite(
       const double d = std::strtod(text.c_str(), &end);
       return std::isfinite(d) ? std::string() : "value " + text + " is not a finite number";
     },
-    "FINITE");
+    "");
 
 // Integer flags, checked as text before CLI11 converts them: it wraps "-1" into a huge
 // unsigned seed and clamps 99999999999999999999 to 2^63 - 1, and the config's range check would
@@ -73,13 +78,67 @@ CLI::Validator integer_text(bool non_negative) {
         if (errno == ERANGE) return "value " + text + " is out of range (beyond 64 bits)";
         return std::string();
       },
-      "INT");
+      "");
+}
+
+// --device's values: a choice name, or a list of devices (normalised to the choice name, so
+// the config override is the same whichever way it was spelt).
+const CLI::Validator kDeviceList(
+    [](std::string& text) {
+      const DeviceListParse p = parse_device_list(text);
+      if (!p.error.empty()) return p.error;
+      text = p.choice;
+      return std::string();
+    },
+    "");
+
+// The help's name for a flag's value: N, X or the choices (CLI11's own, such as
+// "INT:INT:INT in [1 - 1000]", say how it parses, not what to type).
+std::string value_name(const ConfigFlag& f) {
+  switch (f.kind) {
+    case Kind::integer:
+    case Kind::unsigned_integer: return "N";
+    case Kind::real: return "X";
+    case Kind::device: return "cpu|gpu|both";
+    case Kind::choice: break;
+  }
+  std::string s;
+  for (const auto& c : f.choices) s += (s.empty() ? "" : "|") + c;
+  return s;
 }
 
 }  // namespace
 
 const CLI::Validator kNonEmptyPath(
-    [](std::string& text) { return text.empty() ? std::string("the path is empty") : std::string(); }, "PATH");
+    [](std::string& text) { return text.empty() ? std::string("the path is empty") : std::string(); }, "");
+
+DeviceListParse parse_device_list(const std::string& text) {
+  DeviceListParse r;
+  if (parse_name(kDeviceChoiceNames, text)) {
+    r.choice = text;
+    return r;
+  }
+  std::vector<Device> seen;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto d = parse_name(kDeviceNames, name);
+    if (!d) {
+      r.error = "\"" + text + "\": unknown device \"" + name + "\" (expected cpu, gpu, both or a list such as cpu,gpu)";
+      return r;
+    }
+    if (std::find(seen.begin(), seen.end(), *d) != seen.end()) {
+      r.error = "\"" + text + "\": " + name + " is listed twice";
+      return r;
+    }
+    seen.push_back(*d);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  r.choice = seen.size() == 2 ? "both" : to_string(seen.front());
+  return r;
+}
 
 void add_config_flags(CLI::App& app, unsigned command, ConfigFlagValues& v) {
   const auto& table = config_flags();
@@ -96,15 +155,18 @@ void add_config_flags(CLI::App& app, unsigned command, ConfigFlagValues& v) {
     switch (f.kind) {
       case Kind::integer:
         o = app.add_option(f.flag, v.integers[i], f.help)->check(integer_text(false));
-        if (f.lo < f.hi) o->check(CLI::Range(f.lo, f.hi));
+        if (f.lo < f.hi) o->check(CLI::Range(f.lo, f.hi).description(""));
         break;
       case Kind::unsigned_integer:
         o = app.add_option(f.flag, v.unsigned_integers[i], f.help)->check(integer_text(true));
         break;
       case Kind::real: o = app.add_option(f.flag, v.reals[i], f.help)->check(kFinite); break;
-      case Kind::choice: o = app.add_option(f.flag, v.texts[i], f.help)->check(CLI::IsMember(f.choices)); break;
+      case Kind::choice:
+        o = app.add_option(f.flag, v.texts[i], f.help)->check(CLI::IsMember(f.choices).description(""));
+        break;
+      case Kind::device: o = app.add_option(f.flag, v.texts[i], f.help)->transform(kDeviceList); break;
     }
-    v.options[i] = o;
+    v.options[i] = o->type_name(value_name(f));
   }
 }
 
@@ -120,7 +182,8 @@ std::vector<std::string> config_flag_overrides(const ConfigFlagValues& v) {
       case Kind::integer: value = v.integers[i]; break;
       case Kind::unsigned_integer: value = v.unsigned_integers[i]; break;
       case Kind::real: value = v.reals[i]; break;
-      case Kind::choice: value = v.texts[i]; break;
+      case Kind::choice:
+      case Kind::device: value = v.texts[i]; break;
     }
     out.push_back(std::string(table[i].key) + "=" + value.dump());
   }

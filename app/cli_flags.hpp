@@ -12,6 +12,7 @@
 
 namespace nntrain {
 
+// Which subcommands declare a row: train (and sweep, whose points are train runs), bench.
 enum CommandMask : unsigned { kForTrain = 1u, kForBench = 2u };
 
 // The values of the table's flags as CLI11 parsed them (typed, so "--epochs many" is refused
@@ -30,6 +31,14 @@ void add_config_flags(CLI::App& app, unsigned command, ConfigFlagValues& values)
 // For options naming a file or folder: an empty value ("--out ''", an unset shell variable)
 // is an error, not "the default".
 extern const CLI::Validator kNonEmptyPath;
+
+// --device's grammar, shared with bench's old --devices: "cpu", "gpu", "both", or a comma
+// list of cpu and gpu in any order ("cpu,gpu" = "both"). `choice` is the config's name for
+// it, or empty with `error` saying what is wrong (quoting `text`).
+struct DeviceListParse {
+  std::string choice, error;
+};
+DeviceListParse parse_device_list(const std::string& text);
 
 // "key=value" for every table flag given on the command line, in table order.
 std::vector<std::string> config_flag_overrides(const ConfigFlagValues& values);

@@ -14,28 +14,17 @@
 #include "bench_report.hpp"
 #include "bench_stats.hpp"
 #include "backend_registry.hpp"
+#include "cli_flags.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
 #include "report.hpp"
+#include "sweep_plan.hpp"
 #include "sysinfo.hpp"
 
 namespace nntrain {
 
 namespace {
-
-std::vector<Device> parse_devices(const std::string& list) {
-  std::vector<Device> out;
-  for (const auto& name : split_top_level(list)) {
-    const auto d = parse_name(kDeviceNames, name);
-    if (!d)
-      throw UsageError("--devices \"" + list + "\": unknown device \"" + name + "\" (expected cpu, gpu or cpu,gpu)");
-    if (std::find(out.begin(), out.end(), *d) != out.end())
-      throw UsageError("--devices \"" + list + "\": " + name + " is listed twice");
-    out.push_back(*d);
-  }
-  return out;
-}
 
 void check_export_path(const std::string& path, const char* option, const std::string& config) {
   if (path.empty()) return;  // not asked for
@@ -46,6 +35,8 @@ void check_export_path(const std::string& path, const char* option, const std::s
 // Everything bench decided before running: one validated Config per sweep point.
 struct BenchPlan {
   std::vector<Device> devices;
+  std::string device_words;  // the devices as the user chose them, for messages: "--device both"
+  std::string gpu_not_run;   // why the GPU half of `both` is not run here, or ""
   std::optional<Prices> prices;  // --price, --currency
   std::optional<SweepSpec> sweep;
   std::vector<Config> configs;  // one per point, in sweep order
@@ -56,16 +47,38 @@ void check_sweep_vs_flags(const SweepSpec& sweep, const std::vector<std::string>
   for (const auto& k : flag_keys) {
     const bool clash = k == sweep.key || k.rfind(sweep.key + ".", 0) == 0 || sweep.key.rfind(k + ".", 0) == 0;
     if (clash)
-      throw UsageError("--sweep " + sweep.key + ": this key is also set by a bench option (" +
-                       (k == "device" ? std::string("use --devices") : "drop the flag or the sweep") + ")");
+      throw UsageError("--sweep " + sweep.key + ": this key is also set by a bench option (drop the flag or the sweep)");
   }
+  if (config_keys_overlap(sweep.key, "device"))
+    throw UsageError("--sweep " + sweep.key + ": bench runs every device at every point; choose them with "
+                     "--device cpu,gpu (old spelling: --devices)");
+}
+
+// The device flags as overrides: --device is a table flag (already in flag_overrides);
+// --devices, its old spelling, becomes the same override here, with a note. Neither: both,
+// placed below the user's overrides (so `device=cpu` there is obeyed). Returns the words
+// messages quote ("--devices cpu,gpu" as typed, or "--device both").
+std::string device_overrides(const BenchArgs& a, std::vector<std::string>& defaults,
+                             std::vector<std::string>& flag_overrides, std::vector<std::string>& flag_keys) {
+  if (!a.devices_alias_set) {
+    if (!a.device_set) defaults.push_back("device=\"both\"");
+    return "";  // the resolved config names it
+  }
+  if (a.device_set) throw UsageError("--devices " + a.devices_alias + ": give --device or its old spelling --devices, not both");
+  const DeviceListParse p = parse_device_list(a.devices_alias);
+  if (!p.error.empty()) throw UsageError("--devices " + p.error);
+  fmt::print(stderr, "nntrain: note: --devices is the old spelling of --device (same values)\n");
+  flag_overrides.push_back("device=\"" + p.choice + "\"");
+  flag_keys.emplace_back("device");
+  return "--devices " + a.devices_alias;
 }
 
 // Validates every point (config, data, initial weights, devices and GPU path — the same
 // checks as `train`) and the export paths, before anything runs.
 // --price and --currency: every device that runs needs a price (a cost for one of two devices
 // would compare nothing); a price for a device not run is allowed (one price list, any run).
-std::optional<Prices> parse_price_options(const BenchArgs& a, const std::vector<Device>& devices) {
+std::optional<Prices> parse_price_options(const BenchArgs& a, const std::vector<Device>& devices,
+                                          const std::string& device_words) {
   if (!a.price_given) {
     if (a.currency_given)
       throw UsageError("--currency " + a.currency + ": give --price as well (it labels its amounts)");
@@ -76,46 +89,16 @@ std::optional<Prices> parse_price_options(const BenchArgs& a, const std::vector<
   p.currency = a.currency;
   for (const Device d : devices)
     if (!p.has(d))
-      throw UsageError(fmt::format("--price \"{}\": no price for {}, which --devices {} runs", a.price, to_string(d),
-                                   a.devices));
+      throw UsageError(fmt::format("--price \"{}\": no price for {}, which {} runs", a.price, to_string(d),
+                                   device_words));
   return p;
 }
 
-BenchPlan validate_all(const BenchArgs& a) {
-  BenchPlan plan;
-  plan.devices = parse_devices(a.devices);
-  plan.prices = parse_price_options(a, plan.devices);
-  if (!a.sweep.empty()) plan.sweep = parse_sweep(a.sweep);
-  const std::string device_choice =
-      plan.devices.size() == 2 ? "both" : to_string(plan.devices.front());
-
-  // Precedence: defaults < config file < bench's default repeats < overrides < sweep value
-  // < flags (--devices is a flag). --reps defaults to 5 (statistics need repeats) unless an
-  // override sets timing.repeats; an explicit --reps always wins.
-  std::vector<std::string> flag_keys = a.flag_keys;
-  flag_keys.push_back("device");
-  if (plan.sweep) check_sweep_vs_flags(*plan.sweep, flag_keys);
-
-  const size_t n_points = plan.sweep ? plan.sweep->texts.size() : 1;
-  for (size_t i = 0; i < n_points; ++i) {
-    std::vector<std::string> o;
-    if (!a.reps_set) o.push_back("timing.repeats=5");
-    o.insert(o.end(), a.overrides.begin(), a.overrides.end());
-    if (plan.sweep) o.push_back(plan.sweep->override_for(i));
-    o.insert(o.end(), a.flag_overrides.begin(), a.flag_overrides.end());
-    o.push_back("device=" + device_choice);
-    try {
-      plan.configs.push_back(load_config(a.config, o));
-      (void)prepare_run(plan.configs.back(), "");
-    } catch (const UsageError& e) {
-      if (!plan.sweep) throw;
-      throw UsageError(fmt::format("--sweep {}: value {} of {} (\"{}\") is invalid: {}", plan.sweep->key, i + 1,
-                                   n_points, plan.sweep->texts[i], e.what()));
-    }
-  }
-  // The GPU path of every point, then the devices, with train's own checks: a net too wide
-  // for `--gpu-path fused` is exit 2 (on any machine), not found after the points before it
-  // have run; then an unusable GPU is exit 3.
+// Every point's GPU path first (a net too wide for `--gpu-path fused` is exit 2 on any
+// machine, before the points ahead of it run), then the devices with train's rule: `both`
+// without a usable GPU runs the CPU half after a warning; `gpu` there is exit 3.
+void resolve_devices(BenchPlan& plan) {
+  const size_t n_points = plan.configs.size();
   for (size_t i = 0; i < n_points; ++i) {
     try {
       check_gpu_path(backend_registry(), plan.configs[i]);
@@ -125,10 +108,46 @@ BenchPlan validate_all(const BenchArgs& a) {
                                    n_points, plan.sweep->texts[i], e.what()));
     }
   }
-  for (const Config& cfg : plan.configs) require_devices(backend_registry(), cfg, "bench --devices " + a.devices);
+  if (plan.device_words.empty()) plan.device_words = std::string("--device ") + to_string(plan.configs.front().device);
+  for (Config& cfg : plan.configs) plan.gpu_not_run = drop_missing_gpu(backend_registry(), cfg);
+  if (!plan.gpu_not_run.empty()) warn_gpu_not_run("bench " + plan.device_words, plan.gpu_not_run);
+  for (const Config& cfg : plan.configs) require_devices(backend_registry(), cfg, "bench " + plan.device_words);
+  plan.devices = plan.configs.front().devices();
   if (std::find(plan.devices.begin(), plan.devices.end(), Device::gpu) != plan.devices.end())
     if (const std::string why = bench_gpu_problem(registry_gpu_info(backend_registry())); !why.empty())
-      throw UsageError("bench --devices " + a.devices + ": " + why);
+      throw UsageError("bench " + plan.device_words + ": " + why);
+}
+
+BenchPlan validate_all(const BenchArgs& a) {
+  BenchPlan plan;
+  if (!a.sweep.empty()) plan.sweep = parse_sweep(a.sweep);
+
+  // Precedence: defaults < config file < bench's defaults (5 repeats, both devices) <
+  // overrides < sweep value < flags. --reps defaults to 5 (statistics need repeats) unless
+  // an override sets timing.repeats; an explicit --reps always wins.
+  std::vector<std::string> defaults, flag_overrides = a.flag_overrides, flag_keys = a.flag_keys;
+  if (!a.reps_set) defaults.push_back("timing.repeats=5");
+  plan.device_words = device_overrides(a, defaults, flag_overrides, flag_keys);
+  (void)parse_price_options(a, {}, "");  // their syntax first; which devices need one, below
+  if (plan.sweep) check_sweep_vs_flags(*plan.sweep, flag_keys);
+
+  const size_t n_points = plan.sweep ? plan.sweep->texts.size() : 1;
+  for (size_t i = 0; i < n_points; ++i) {
+    std::vector<std::string> o = defaults;
+    o.insert(o.end(), a.overrides.begin(), a.overrides.end());
+    if (plan.sweep) o.push_back(plan.sweep->override_for(i));
+    o.insert(o.end(), flag_overrides.begin(), flag_overrides.end());
+    try {
+      plan.configs.push_back(load_config(a.config, o));
+      (void)prepare_run(plan.configs.back(), "");
+    } catch (const UsageError& e) {
+      if (!plan.sweep) throw;
+      throw UsageError(fmt::format("--sweep {}: value {} of {} (\"{}\") is invalid: {}", plan.sweep->key, i + 1,
+                                   n_points, plan.sweep->texts[i], e.what()));
+    }
+  }
+  resolve_devices(plan);
+  plan.prices = parse_price_options(a, plan.devices, plan.device_words);
   check_export_path(a.export_json, "--export-json", a.config);
   check_export_path(a.export_markdown, "--export-markdown", a.config);
   if (!a.export_json.empty() && !a.export_markdown.empty() &&
@@ -155,6 +174,7 @@ BenchReport new_report(const BenchArgs& a, const BenchPlan& plan) {
   report.context["cpu_backend"] = to_string(first.cpu.backend);
   report.context["sweep_key"] = plan.sweep ? nlohmann::json(plan.sweep->key) : nlohmann::json(nullptr);
   report.context["overrides"] = a.overrides;
+  if (!plan.gpu_not_run.empty()) report.context["gpu_not_run"] = plan.gpu_not_run;
   report.context["target_loss"] = first.train.target_loss ? nlohmann::json(*first.train.target_loss) : nlohmann::json(nullptr);
   report.prices = plan.prices;
   if (plan.prices)

@@ -23,27 +23,37 @@ using nlohmann::json;
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a, ConfigFlagValues& flags) {
   auto* s = app.add_subcommand("sweep", "run a grid of train runs here or as a Slurm job array; collect the table");
-  s->add_option("--config,-c", a.config, "experiment config (JSON): the base of every point")->check(kNonEmptyPath);
+  s->add_option("--config,-c", a.config, "experiment config (JSON): the base of every point")
+      ->check(kNonEmptyPath)
+      ->type_name("FILE");
   s->add_option("--grid", a.grids, "key.path=v1,v2,... (one axis; repeat for the Cartesian product)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->type_name("KEY=V1,V2,...");
   add_config_flags(*s, kForTrain, flags);
   s->add_option("--out", a.out, "sweep folder (default: a new numbered folder under <output.dir>/sweeps)")
-      ->check(kNonEmptyPath);
-  s->add_option("--launcher", a.launcher, "local (default) or slurm")->check(CLI::IsMember({"local", "slurm"}));
-  s->add_option("--jobs,-j", a.jobs, "points at once (local: default 1, CPU threads divided; slurm: the array's %M)")
-      ->check(CLI::Range(1, 100000));
+      ->check(kNonEmptyPath)
+      ->type_name("DIR");
+  s->add_option("--launcher", a.launcher, "local (default) or slurm")
+      ->check(CLI::IsMember({"local", "slurm"}).description(""))
+      ->type_name("local|slurm");
+  s->add_option("--jobs,-j", a.jobs, "points at once, 1 to 100000 (local: default 1, CPU threads divided; slurm: the array's %M)")
+      ->check(CLI::Range(1, 100000).description(""))
+      ->type_name("N");
   s->add_option("--slurm-arg", a.slurm_args, "one sbatch option for every task, e.g. --slurm-arg=--gres=gpu:1")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->type_name("OPT");
   s->add_flag("--dry-run", a.dry_run, "write the plan (and the batch script) but run or submit nothing");
-  s->add_option("--init-model", a.init_model, "start every point from this model.json's weights");
-  s->add_option("--write-surface", a.write_surface, "each point also writes surface.<device>.csv (N x N)")
-      ->check(CLI::Range(2, 4096));
-  s->add_option("--run-point", a.run_point, "DIR I: run point I of the sweep in DIR (what each Slurm task runs)")
-      ->expected(2);
+  s->add_option("--init-model", a.init_model, "start every point from this model.json's weights")->type_name("FILE");
+  s->add_option("--write-surface", a.write_surface, "each point also writes surface.<device>.csv (N x N, 2 to 4096)")
+      ->check(CLI::Range(2, 4096).description(""))
+      ->type_name("N");
+  // Internal: what each Slurm array task (and the local launcher's child) runs; not in help.
+  s->add_option("--run-point", a.run_point, "DIR I: run point I of the sweep in DIR")->expected(2)->group("");
   s->add_option("--collect", a.collect, "DIR: write DIR/results.csv and results.json and print the table")
-      ->check(kNonEmptyPath);
+      ->check(kNonEmptyPath)
+      ->type_name("DIR");
   s->add_flag("--quiet,-q", a.quiet, "no progress lines");
-  s->add_option("overrides", a.overrides, "key.path=value config overrides (every point)");
+  s->add_option("overrides", a.overrides, "key.path=value config overrides (every point)")->type_name("KEY=VALUE");
   return s;
 }
 
@@ -116,7 +126,10 @@ void check_grid_vs_flags(const std::vector<SweepSpec>& axes, const std::vector<s
 
 // Every point: config (file, overrides, grid value, flags), data, initial weights, surface
 // request and GPU path, with train's checks. Exit 2 names the point.
-json plan_points(const SweepArgs& a, const std::vector<SweepSpec>& axes, std::vector<Config>& configs) {
+// A local sweep's point that asks for both devices where the GPU cannot run trains the CPU
+// half (train's rule, preflight.cpp): its config says cpu, and `gpu_not_run` why.
+json plan_points(const SweepArgs& a, const std::vector<SweepSpec>& axes, std::vector<Config>& configs,
+                 std::string& gpu_not_run) {
   const auto at = grid_points(axes);
   json points = json::array();
   for (size_t i = 0; i < at.size(); ++i) {
@@ -130,6 +143,8 @@ json plan_points(const SweepArgs& a, const std::vector<SweepSpec>& axes, std::ve
       (void)prepare_run(configs.back(), a.init_model);
       if (a.write_surface) check_surface_request(configs.back(), a.write_surface);
       check_gpu_path(backend_registry(), configs.back());
+      if (a.launcher == "local")
+        if (std::string why = drop_missing_gpu(backend_registry(), configs.back()); !why.empty()) gpu_not_run = why;
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("--grid: point {} of {} ({}) is invalid: {}", i + 1, at.size(), label, e.what()));
     }
@@ -194,7 +209,9 @@ SweepPlan plan_sweep(const SweepArgs& a) {
   std::vector<Config> configs;
   SweepPlan plan;
   plan.json = {{"format", "nntrain-sweep-plan"}, {"version", 1}};
-  plan.json["points"] = plan_points(a, axes, configs);
+  std::string gpu_not_run;
+  plan.json["points"] = plan_points(a, axes, configs, gpu_not_run);
+  if (!gpu_not_run.empty()) warn_gpu_not_run("sweep --device both", gpu_not_run);
   // A local sweep needs its devices here; a Slurm sweep needs them on the nodes (each task
   // checks its own, a missing GPU there is that point's "failed" with the reason).
   if (a.launcher == "local")

@@ -23,7 +23,9 @@ struct TrainArgs {
 
 struct BenchArgs {
   std::string config;
-  std::string devices = "cpu,gpu";
+  bool device_set = false;  // --device given (it is in flag_overrides); else both, below the overrides
+  std::string devices_alias;  // --devices LIST: --device's old spelling, still taken (with a note)
+  bool devices_alias_set = false;
   std::string sweep;
   std::string export_json, export_markdown;
   std::string price, currency;  // --price cpu=X,gpu=Y (per hour), --currency LABEL
@@ -52,6 +54,19 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model);
 // check); an unusable device is DeviceUnavailable (the probe), its message starting with
 // `what` (e.g. "--device gpu").
 void require_devices(const BackendRegistry& registry, const Config& cfg, const std::string& what);
+// What every "the GPU cannot run here" error ends with.
+inline constexpr const char* kCpuHalfHint = "--device cpu runs the CPU half";
+// `device both` where the GPU cannot train (no driver, a driver too old, no device, a
+// CPU-only build): sets cfg.device to cpu and returns why, after check_gpu_path (a network
+// no GPU path takes stays exit 2 on any machine). "" and cfg unchanged otherwise.
+std::string drop_missing_gpu(const BackendRegistry& registry, Config& cfg);
+// The one warning line for a dropped GPU half: "nntrain: warning: WHAT: the GPU half is not
+// run: REASON; the CPU half runs alone".
+void warn_gpu_not_run(const std::string& what, const std::string& reason);
+// train's overrides with `device="cpu"` appended (and the warning printed) when the config
+// they give asks for both devices and the GPU cannot run here.
+std::vector<std::string> with_missing_gpu_dropped(const BackendRegistry& registry, const std::string& config,
+                                                  std::vector<std::string> overrides);
 // The first half of require_devices: UsageError when the config trains a GPU on a path its
 // network can never take (no device needed).
 void check_gpu_path(const BackendRegistry& registry, const Config& cfg);

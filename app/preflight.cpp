@@ -1,6 +1,10 @@
-// preflight.cpp — what `train` and `bench` check before anything runs or is written: the
-// data, the initial weights, the memory a run needs and the devices (one function each, so
-// the two subcommands refuse the same things the same way).
+// preflight.cpp — what `train`, `bench` and `sweep` check before anything runs or is
+// written: the data, the initial weights, the memory a run needs and the devices (one
+// function each, so the subcommands refuse the same things the same way), and the one rule
+// for `--device both` on a machine whose GPU cannot run: the CPU half runs alone, after a
+// warning naming what is missing; `--device gpu` there is exit 3 with the same reason.
+#include <fmt/format.h>
+
 #include "backend_registry.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
@@ -64,14 +68,52 @@ void check_gpu_path(const BackendRegistry& registry, const Config& cfg) {
   }
 }
 
+namespace {
+
+// Why `device` cannot train here, "" when it can. For the GPU, the probe's GpuInfo says what
+// is missing (no driver, a driver too old, no device, a CPU-only build) without the
+// registry's generic "no CUDA device:" prefix; a probe without one (a test's) has its reason.
+std::string unusable_reason(const BackendRegistry& registry, Device device, CpuBackendKind cpu_backend) {
+  const BackendProbe p = probe_device(registry, device, cpu_backend);
+  if (p.available) return "";
+  return device == Device::gpu && !p.gpu.reason.empty() ? p.gpu.reason : p.reason;
+}
+
+}  // namespace
+
 void require_devices(const BackendRegistry& registry, const Config& cfg, const std::string& what) {
   // The network against the path first: that needs no device, so a config no GPU could run
   // is exit 2 on any machine.
   check_gpu_path(registry, cfg);
   for (const Device d : cfg.devices()) {
-    const BackendProbe p = probe_device(registry, d, cfg.cpu.backend);
-    if (!p.available) throw DeviceUnavailable(what + ": " + p.reason);
+    const std::string why = unusable_reason(registry, d, cfg.cpu.backend);
+    if (why.empty()) continue;
+    throw DeviceUnavailable(what + ": " + why + (d == Device::gpu ? std::string("; ") + kCpuHalfHint : ""));
   }
+}
+
+std::string drop_missing_gpu(const BackendRegistry& registry, Config& cfg) {
+  if (cfg.device != DeviceChoice::both) return "";
+  const std::string why = unusable_reason(registry, Device::gpu, cfg.cpu.backend);
+  if (why.empty()) return "";
+  check_gpu_path(registry, cfg);  // a net no GPU path takes stays exit 2, GPU or not
+  cfg.device = DeviceChoice::cpu;
+  return why;
+}
+
+void warn_gpu_not_run(const std::string& what, const std::string& reason) {
+  fmt::print(stderr, "nntrain: warning: {}: the GPU half is not run: {}; the CPU half runs alone\n", what, reason);
+}
+
+std::vector<std::string> with_missing_gpu_dropped(const BackendRegistry& registry, const std::string& config,
+                                                  std::vector<std::string> overrides) {
+  Config cfg = load_config(config, overrides);
+  const std::string why = drop_missing_gpu(registry, cfg);
+  if (!why.empty()) {
+    warn_gpu_not_run("--device both", why);
+    overrides.push_back("device=\"cpu\"");
+  }
+  return overrides;
 }
 
 nlohmann::json resolved_config_json(const Config& cfg) {

@@ -26,6 +26,37 @@ struct GpuInfo {
   bool simulated = false;
 };
 
+// What the CUDA probe saw when no device could be used, as plain data, so the wording of
+// the reason is decided here (and tested in a CPU-only build too).
+enum class GpuProbeFailure {
+  insufficient_driver,  // cudaErrorInsufficientDriver: no driver at all, or one too old
+  no_device,            // cudaErrorNoDevice, or a device count of 0
+  other,                // any other error: the driver's own words are all there is
+};
+
+// The reason in the user's words: what is missing, not the runtime's error string.
+// `libcuda_loadable`: dlopen("libcuda.so.1") succeeds; versions as cudaDriverGetVersion
+// (0 when there is no driver) and cudaRuntimeGetVersion; `visible` the value of
+// CUDA_VISIBLE_DEVICES (nullptr when unset); `driver_words` cudaGetErrorString's text.
+inline std::string describe_gpu_failure(GpuProbeFailure failure, bool libcuda_loadable, int driver_version,
+                                        int runtime_version, const char* visible, const std::string& driver_words) {
+  const auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  switch (failure) {
+    case GpuProbeFailure::insufficient_driver:
+      if (!libcuda_loadable) return "no NVIDIA driver found (libcuda.so.1 not loadable)";
+      if (driver_version > 0 && runtime_version > 0)
+        return "the NVIDIA driver supports CUDA " + version(driver_version) + ", this build needs " +
+               version(runtime_version) + " (update the driver, or rebuild with an older CUDA toolkit)";
+      return "the NVIDIA driver is too old for this build's CUDA runtime";
+    case GpuProbeFailure::no_device:
+      if (visible != nullptr)
+        return "no CUDA device (CUDA_VISIBLE_DEVICES is \"" + std::string(visible) + "\", which may hide them)";
+      return "no CUDA device (the NVIDIA driver is loaded but finds no GPU)";
+    case GpuProbeFailure::other: break;
+  }
+  return "no usable CUDA device: " + driver_words;
+}
+
 // GPGPU-Sim names its device "GPGPU-Sim_v<version>" (cudaGetDeviceProperties).
 inline bool is_simulator_name(const std::string& device_name) { return device_name.rfind("GPGPU-Sim", 0) == 0; }
 

@@ -1,8 +1,12 @@
 // gpu_info.cpp — query_gpu(): what `nntrain info` and `--device gpu` need to know about the
-// GPU, never throwing. An unusable GPU comes back with the driver's own reason.
+// GPU, never throwing. An unusable GPU comes back with what is missing (core/gpu_info.hpp
+// describe_gpu_failure), not the runtime's "CUDA driver version is insufficient for CUDA
+// runtime version", which is also what a machine with no driver at all gets.
 #include <cublas_api.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +23,23 @@ int cublas_version_number() {
   if (cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS) return 0;
   if (cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS) return 0;
   return major * 10000 + minor * 100 + patch;  // cublasGetVersion's encoding
+}
+
+// The runtime loads the driver library itself; asking the loader the same tells "no driver
+// installed" from "a driver too old" (both are cudaErrorInsufficientDriver).
+bool libcuda_loadable() {
+  void* h = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (h == nullptr) return false;
+  ::dlclose(h);
+  return true;
+}
+
+std::string failure_reason(cudaError_t e, const GpuInfo& g) {
+  const GpuProbeFailure f = e == cudaErrorInsufficientDriver ? GpuProbeFailure::insufficient_driver
+                            : e == cudaErrorNoDevice         ? GpuProbeFailure::no_device
+                                                             : GpuProbeFailure::other;
+  return describe_gpu_failure(f, f == GpuProbeFailure::insufficient_driver && libcuda_loadable(), g.driver_version,
+                              g.runtime_version, std::getenv("CUDA_VISIBLE_DEVICES"), cudaGetErrorString(e));
 }
 
 }  // namespace
@@ -40,13 +61,9 @@ GpuInfo query_gpu() {
 
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    g.reason = cudaGetErrorString(e);
+  if (e != cudaSuccess || count == 0) {
+    g.reason = failure_reason(e == cudaSuccess ? cudaErrorNoDevice : e, g);
     (void)cudaGetLastError();
-    return g;
-  }
-  if (count == 0) {
-    g.reason = "no CUDA-capable device is detected";
     return g;
   }
   cudaDeviceProp prop;
