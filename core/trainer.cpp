@@ -114,7 +114,7 @@ struct RepeatPlan {
   int total = 0, chunk = 1, split_at = 0;
   double target_var = 0;
   Evaluator* validator = nullptr;
-  int every = 1;
+  int every = 0;  // with validation: chunks end at its multiples in every repeat (the same timing)
   std::vector<float>* val_curve = nullptr;
   const TrainHooks* hooks = nullptr;
 };
@@ -129,10 +129,9 @@ RepeatClock run_repeat(Backend& backend, const RepeatPlan& p, std::vector<float>
   while (done < p.total) {
     int n = std::min(p.chunk, p.total - done);
     if (p.split_at > done && p.split_at < done + n) n = p.split_at - done;
-    if (p.validator) {
-      n = std::min(n, p.every - done % p.every);
-      if (done % p.every == 0) (*p.val_curve)[size_t(done)] = float(p.validator->loss(backend.params(), r.eval_seconds));
-    }
+    if (p.every) n = std::min(n, p.every - done % p.every);
+    if (p.validator && done % p.every == 0)
+      (*p.val_curve)[size_t(done)] = float(p.validator->loss(backend.params(), r.eval_seconds));
     seconds += backend.train(n, curve.data() + done);
     check_divergence(curve, done, done + n, p.target_var, r);
     const int from = done;
