@@ -299,7 +299,7 @@ TEST_CASE("SIGTERM inside a long epoch ends the run within ~1 s, with the finish
   REQUIRE(pid > 0);
   KillOnExit guard{out};
   // The progress line of epoch 1 (stderr is not a terminal: a plain line per chunk).
-  const bool first = wait_until([&] { return slurp(log_err).find("epoch 1/1000") != std::string::npos; }, 120);
+  const bool first = wait_until([&] { return slurp(log_err).find("epoch 1/1000") != std::string::npos; }, 300);
   if (!first) ::kill(pid, SIGKILL);
   REQUIRE(first);
   ::usleep(100 * 1000);  // inside epoch 2
