@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace nntrain {
 
 const RunResult* find_run(const BenchPoint& p, Device device) {
@@ -50,6 +52,29 @@ std::string seconds_text(double s) {
   if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
   if (s < 1.0) return fmt::format("{:.2f} ms", s * 1e3);
   return fmt::format("{:.3f} s", s);
+}
+
+double run_spread(const RunResult& run) {
+  if (run.status() != "ok" || run.train_seconds_per_repeat.empty()) return 1.0;
+  return spread_ratio(summarize(run.train_seconds_per_repeat));
+}
+
+bool run_spread_wide(const RunResult& run) {
+  return run.status() == "ok" && !run.train_seconds_per_repeat.empty() &&
+         spread_is_wide(summarize(run.train_seconds_per_repeat));
+}
+
+std::string spread_text(double spread) {
+  return std::isfinite(spread) ? fmt::format("{:.2f}\u00d7", spread) : std::string("inf\u00d7");
+}
+
+std::string point_uncertainty(const BenchPoint& p) {
+  std::string s;
+  for (const RunResult& run : p.runs)
+    if (run_spread_wide(run))
+      s += fmt::format("{}{} repeats spread {} (max/min > {:g})", s.empty() ? "" : ", ", to_string(run.device),
+                       spread_text(run_spread(run)), kSpreadLimit);
+  return s;
 }
 
 double point_median(const BenchPoint& p, Device device) {

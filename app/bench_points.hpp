@@ -54,4 +54,15 @@ std::string crossover_sentence(const BenchReport& r, const Crossover& c, const s
 // "12.3 ms" style.
 std::string seconds_text(double s);
 
+// Repeats that disagree (core/bench_stats' kSpreadLimit): max / min of a finished run's
+// repeats (1 for a run that did not finish or has one repeat), and whether it is above the
+// limit.
+double run_spread(const RunResult& run);
+bool run_spread_wide(const RunResult& run);
+// "6.84×" ("inf×" when the fastest repeat read 0).
+std::string spread_text(double spread);
+// Why the point's medians, speed-up and verdicts are uncertain: "cpu repeats spread 6.84×
+// (max/min > 1.5)", one clause per such device; "" when no run at `p` spreads that much.
+std::string point_uncertainty(const BenchPoint& p);
+
 }  // namespace nntrain

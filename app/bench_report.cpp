@@ -5,7 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
+#include <fstream>
+#include <iterator>
 #include <numeric>
+#include <string_view>
 
 #include "bench_worth.hpp"
 #include "run_json.hpp"
@@ -28,6 +32,35 @@ double point_speedup(const BenchPoint& p) {
 std::string speedup_text(double sp) {
   if (sp <= 0) return "-";
   return sp >= 1 ? fmt::format("GPU {:.2f}× faster", sp) : fmt::format("GPU {:.2f}× slower", 1 / sp);
+}
+
+// The speed-up of a point, marked when its repeats disagree (the comparison may not hold).
+std::string point_speedup_text(const BenchPoint& p) {
+  const double sp = point_speedup(p);
+  return speedup_text(sp) + (sp > 0 && !point_uncertainty(p).empty() ? " (uncertain)" : "");
+}
+
+// `text` as a Markdown code span: the fence is one backtick longer than any run inside.
+std::string md_code(const std::string& text) {
+  size_t longest = 0, run = 0;
+  for (char c : text) longest = std::max(longest, run = c == '`' ? run + 1 : 0);
+  const std::string fence(longest + 1, '`');
+  const bool pad = !text.empty() && (text.front() == '`' || text.back() == '`');
+  return fence + (pad ? " " : "") + text + (pad ? " " : "") + fence;
+}
+
+std::string overrides_text(const json& c, bool markdown) {
+  if (!c.contains("overrides") || !c["overrides"].is_array() || c["overrides"].empty()) return "none";
+  std::string s;
+  for (const auto& o : c["overrides"]) {
+    const std::string q = shell_quote(o.is_string() ? o.get<std::string>() : o.dump());
+    s += (s.empty() ? "" : " ") + (markdown ? md_code(q) : q);
+  }
+  return s;
+}
+
+std::string text_at(const json& c, const char* key) {
+  return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : std::string("-");
 }
 
 std::string loss_text(const RunResult& r) {
@@ -57,6 +90,22 @@ json crossover_json(const BenchReport& r) {
   return j;
 }
 
+// The points whose repeats disagree, after the tables: what they are and what to do.
+std::string uncertain_markdown(const BenchReport& r) {
+  std::string s;
+  for (int i : r.size_order) {
+    const BenchPoint& p = r.points[size_t(i)];
+    if (const std::string why = point_uncertainty(p); !why.empty())
+      s += fmt::format("- {}: {}\n", point_label(p), why);
+  }
+  if (s.empty()) return s;
+  return fmt::format("\n**Uncertain** — repeats that disagree (slowest / fastest above {:g}{}): the median, "
+                     "speed-up and verdicts at these points may not hold; rerun them on a quieter machine or with "
+                     "more --reps.\n\n",
+                     kSpreadLimit, load_average_note(r.context.value("load_average_1min", -1.0))) +
+         s;
+}
+
 }  // namespace
 
 std::string bench_gpu_problem(const GpuInfo& gpu) {
@@ -65,7 +114,50 @@ std::string bench_gpu_problem(const GpuInfo& gpu) {
          "): its times are not measurements, so bench will not time it (train --device both checks its results)";
 }
 
+std::string shell_quote(const std::string& arg) {
+  const bool bare = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+  });
+  if (bare) return arg;
+  const bool control = std::any_of(arg.begin(), arg.end(), [](char c) { return (unsigned char)c < 0x20 || c == 0x7f; });
+  std::string s = control ? "$'" : "'";
+  for (char c : arg) {
+    if (!control) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    else if (c == '\n') s += "\\n";
+    else if (c == '\t') s += "\\t";
+    else if (c == '\\' || c == '\'') s += std::string("\\") + c;
+    else if ((unsigned char)c < 0x20 || c == 0x7f) s += fmt::format("\\x{:02x}", (unsigned char)c);
+    else s += c;
+  }
+  return s + "'";
+}
+
+std::string shell_command(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + shell_quote(a);
+  return s;
+}
+
+std::vector<std::string> process_argv() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> out;
+  for (size_t at = 0; at < all.size();) {  // NUL-terminated arguments
+    const size_t end = std::min(all.find('\0', at), all.size());
+    out.push_back(all.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
 void finish_report(BenchReport& r) {
+  if (!r.context.is_object()) r.context = json::object();
+  if (!r.context.contains("command_line")) {
+    const std::vector<std::string> argv = process_argv();
+    r.context["argv"] = argv;
+    r.context["command_line"] = shell_command(argv);
+  }
+  r.context["spread_limit"] = kSpreadLimit;
   r.both_devices = std::count(r.devices.begin(), r.devices.end(), Device::cpu) > 0 &&
                    std::count(r.devices.begin(), r.devices.end(), Device::gpu) > 0;
   r.size_order.resize(r.points.size());
@@ -107,14 +199,19 @@ json bench_json(const BenchReport& r) {
       o["max"] = s.max;
       o["mean"] = s.mean;
       o["stddev"] = s.stddev;
+      const double spread = spread_ratio(s);
+      o["spread"] = std::isfinite(spread) ? json(spread) : json(nullptr);
+      o["spread_wide"] = run_spread_wide(run);
       o["seconds_per_epoch"] = run.epochs_timed ? s.median / run.epochs_timed : 0.0;
       o["samples_per_second"] = s.median > 0 ? double(run.samples) * run.epochs_timed / s.median : 0.0;
       if (r.prices) o["cost"] = result_cost_json(r, run);
       j["results"].push_back(o);
     }
     const double sp = point_speedup(p);
+    const std::string doubt = point_uncertainty(p);
     json point = {{"point", p.index}, {"key", key}, {"value", p.value}, {"samples", p.samples},
-                  {"speedup", sp > 0 ? json(sp) : json(nullptr)}};
+                  {"speedup", sp > 0 ? json(sp) : json(nullptr)}, {"uncertain", !doubt.empty()},
+                  {"uncertain_reason", doubt.empty() ? json(nullptr) : json(doubt)}};
     add_point_worth_json(r, p, point);
     j["points"].push_back(point);
   }
@@ -131,8 +228,13 @@ std::string bench_markdown(const BenchReport& r) {
     gpu = c["gpu"].value("name", std::string("?"));
   else if (c.contains("gpu") && c["gpu"].contains("reason"))
     gpu = "none (" + c["gpu"]["reason"].get<std::string>() + ")";
-  s += fmt::format("- nntrain {} ({}), {} build, {}\n", c.value("nntrain_version", ""), c.value("git_revision", ""),
-                   c.value("build_type", ""), c.value("precision", "fp32"));
+  // The header a pasted page needs to be reproduced: when, what was run, on what.
+  s += fmt::format("- date: {} (UTC)\n", text_at(c, "date_utc"));
+  s += fmt::format("- command: {}\n", md_code(text_at(c, "command_line")));
+  s += fmt::format("- config: {}; overrides: {}\n", md_code(text_at(c, "config_file")), overrides_text(c, true));
+  s += fmt::format("- nntrain {} (commit {}), {} build, {}, {}, {}\n", c.value("nntrain_version", ""),
+                   c.value("git_revision", ""), c.value("build_type", ""), c.value("compiler", "?"),
+                   c.value("cuda_build", "?"), c.value("precision", "fp32"));
   s += fmt::format("- CPU: {} ({} hardware threads{})\n", c.value("cpu_model", ""), c.value("hardware_threads", 0),
                    load_average_note(c.value("load_average_1min", -1.0)));
   s += fmt::format("- GPU: {}\n", gpu);
@@ -141,19 +243,21 @@ std::string bench_markdown(const BenchReport& r) {
                    c.value("repeats", 0), c.value("warmup_epochs", 0));
   s += worth_markdown_context(r) + "\n";
   const std::string key = r.points.empty() || r.points[0].key.empty() ? "point" : r.points[0].key;
-  s += fmt::format("| {} | samples | device | backend | threads | epochs | median | min | max | stddev | "
+  s += fmt::format("| {} | samples | device | backend | threads | epochs | median | min | max | stddev | max/min | "
                    "samples/s | final loss | set-up |{}\n",
                    key, worth_run_header(r));
-  s += "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + worth_run_align(r) + "\n";
+  s += "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + worth_run_align(r) + "\n";
   for (int i : r.size_order) {
     const BenchPoint& p = r.points[size_t(i)];
     for (const auto& run : p.runs) {
       const SampleStats st = summarize(run.train_seconds_per_repeat);
       const double sps = st.median > 0 ? double(run.samples) * run.epochs_timed / st.median : 0.0;
-      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3g} | {} | {} |{}\n",
+      const std::string spread = run_spread_wide(run) ? "**" + spread_text(run_spread(run)) + " wide**"
+                                                      : spread_text(run_spread(run));
+      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3g} | {} | {} |{}\n",
                        sweep_value_text(p), p.samples, to_string(run.device), run.backend, run.threads, run.epochs_done,
                        run.status() == "ok" ? seconds_text(st.median) : run.status(), seconds_text(st.min),
-                       seconds_text(st.max), seconds_text(st.stddev), sps, loss_text(run),
+                       seconds_text(st.max), seconds_text(st.stddev), spread, sps, loss_text(run),
                        seconds_text(run.setup_seconds), worth_run_cells(r, run));
     }
   }
@@ -164,23 +268,26 @@ std::string bench_markdown(const BenchReport& r) {
       const BenchPoint& p = r.points[size_t(r.size_order[pos])];
       s += fmt::format("| {} | {} | {} | {} | {} |{}\n", sweep_value_text(p), p.samples,
                        seconds_text(point_median(p, Device::cpu)), seconds_text(point_median(p, Device::gpu)),
-                       speedup_text(point_speedup(p)), worth_point_cells(r, int(pos)));
+                       point_speedup_text(p), worth_point_cells(r, int(pos)));
     }
     s += "\n**Crossover:** " + crossover_message(r) + "\n" + worth_markdown_footer(r);
   } else {
     s += fmt::format("\nOnly {} ran: no CPU/GPU comparison or crossover.\n",
                      r.devices.empty() ? std::string("-") : std::string(to_string(r.devices[0])));
   }
-  return s;
+  return s + uncertain_markdown(r);
 }
 
-void print_bench(std::FILE* out, const BenchReport& r, bool color) {
-  const char* b = color ? "\033[1m" : "";
-  const char* e = color ? "\033[0m" : "";
+namespace {
+// The console's header: build, run (date, config, overrides), command, machine, settings.
+void print_bench_header(std::FILE* out, const BenchReport& r, const char* b, const char* e) {
   const json& c = r.context;
   fmt::print(out, "{}nntrain {} bench{} ({}, {} build{}) — experiment \"{}\"\n", b, c.value("nntrain_version", ""),
              e, c.value("git_revision", ""), c.value("build_type", ""), c.value("optimized", false) ? "" : ", NOT optimised",
              r.name);
+  fmt::print(out, "  run      {} UTC · config {} · overrides {}\n", text_at(c, "date_utc"), text_at(c, "config_file"),
+             overrides_text(c, false));
+  fmt::print(out, "  command  {}\n", text_at(c, "command_line"));
   fmt::print(out, "  cpu      {} ({} hardware threads; SIMD {}{})\n", c.value("cpu_model", ""),
              c.value("hardware_threads", 0), c.value("cpu_simd", ""),
              load_average_note(c.value("load_average_1min", -1.0)));
@@ -202,6 +309,14 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
   print_worth_header(out, r);
   if (!c.value("optimized", true))
     fmt::print(out, "  warning  this build is not optimised: timings are not representative\n");
+}
+}  // namespace
+
+void print_bench(std::FILE* out, const BenchReport& r, bool color) {
+  const char* b = color ? "\033[1m" : "";
+  const char* e = color ? "\033[0m" : "";
+  const json& c = r.context;
+  print_bench_header(out, r, b, e);
 
   for (const auto& p : r.points) {
     fmt::print(out, "\n{}Point {}/{}: {}{} — {} samples, {} epochs\n", b, p.index + 1, r.points.size(),
@@ -219,9 +334,12 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
         fmt::print(out, "  {:<6} {} at epoch {}: its time is not used\n", "", run.status(),
                    run.diverged_epoch ? run.diverged_epoch : run.epochs_done);
       if (run.nondeterministic) fmt::print(out, "  {:<6} warning: repeats gave different loss curves\n", "");
+      if (run_spread_wide(run))
+        fmt::print(out, "  {:<6} warning: repeats spread {} (max/min > {:g}{}): the median is uncertain\n", "",
+                   spread_text(run_spread(run)), kSpreadLimit, load_average_note(c.value("load_average_1min", -1.0)));
       print_run_worth(out, r, run);
     }
-    if (r.both_devices) fmt::print(out, "  speed-up: {}\n", speedup_text(point_speedup(p)));
+    if (r.both_devices) fmt::print(out, "  speed-up: {}\n", point_speedup_text(p));
     print_point_worth(out, r, p);
   }
 
@@ -239,7 +357,7 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
     for (const auto d : r.devices) fmt::print(out, " {:>10}", seconds_text(point_median(p, d)));
     if (r.has_target)
       for (const auto d : r.devices) fmt::print(out, " {:>13}", point_target_text(p, d));
-    if (r.both_devices) fmt::print(out, "  {}", speedup_text(point_speedup(p)));
+    if (r.both_devices) fmt::print(out, "  {}", point_speedup_text(p));
     fmt::print(out, "\n");
   }
   if (r.has_target)

@@ -15,8 +15,19 @@
 namespace nntrain {
 
 // Fills size_order, both_devices, has_target and the crossovers (by time; by cost per run
-// when both devices are priced) from points and devices.
+// when both devices are priced) from points and devices; and, where the caller did not
+// record them, context.command_line and context.argv (this process's, /proc/self/cmdline)
+// and context.spread_limit.
 void finish_report(BenchReport& r);
+
+// One argument as a POSIX shell reads it back: bare when it is only [A-Za-z0-9_@%+=:,./-],
+// else in single quotes ('it'\''s'), or $'...' with escapes when it holds a control
+// character (a newline would end a Markdown line).
+std::string shell_quote(const std::string& arg);
+// The arguments joined by spaces, each shell_quote'd: a command a reader can paste.
+std::string shell_command(const std::vector<std::string>& argv);
+// This process's arguments (/proc/self/cmdline; empty where it cannot be read).
+std::vector<std::string> process_argv();
 
 nlohmann::json bench_json(const BenchReport& r);
 std::string bench_markdown(const BenchReport& r);

@@ -67,8 +67,16 @@ std::string prices_text(const Prices& p) {
 
 }  // namespace
 
-std::string money_text(double amount, const Prices& prices) {
-  return amount < 0 ? std::string("-") : fmt::format("{:.3g} {}", amount, prices.unit());
+std::string money_text(double per_run, const Prices& prices) {
+  return per_run < 0 ? std::string("-")
+                     : fmt::format("{} {} per {} runs", engineering_text(per_run * kCostRuns), prices.unit(),
+                                   runs_text());
+}
+
+std::string runs_text() {
+  std::string s = std::to_string(kCostRuns);
+  for (int at = int(s.size()) - 3; at > 0; at -= 3) s.insert(size_t(at), ",");
+  return s;
 }
 
 double point_target_seconds(const BenchPoint& p, Device device) {
@@ -161,8 +169,8 @@ json cost_crossover_json(const BenchReport& r) {
 std::string worth_run_header(const BenchReport& r) {
   std::string s;
   if (r.has_target) s += " time to target | target epoch |";
-  if (r.prices) s += fmt::format(" cost/run ({}) |", r.prices->unit());
-  if (r.prices && r.has_target) s += fmt::format(" cost to target ({}) |", r.prices->unit());
+  if (r.prices) s += fmt::format(" cost per {} runs ({}) |", runs_text(), r.prices->unit());
+  if (r.prices && r.has_target) s += fmt::format(" cost to target per {} runs ({}) |", runs_text(), r.prices->unit());
   return s;
 }
 
@@ -180,8 +188,9 @@ std::string worth_run_cells(const BenchReport& r, const RunResult& run) {
   }
   const bool priced = r.prices && r.prices->has(run.device);
   const auto cost_cell = [&](double seconds) {
-    return priced && seconds > 0 ? fmt::format(" {:.3g} |", cost_of(r.prices->of(run.device), seconds))
-                                 : std::string(" - |");
+    return priced && seconds > 0
+               ? fmt::format(" {} |", engineering_text(cost_of(r.prices->of(run.device), seconds) * kCostRuns))
+               : std::string(" - |");
   };
   if (r.prices) s += cost_cell(run_median(run));
   if (r.prices && r.has_target) s += cost_cell(t && t->reached ? t->seconds : -1.0);
@@ -220,7 +229,9 @@ std::string worth_point_cells(const BenchReport& r, int pos) {
   }
   if (r.prices)
     s += " " + cost_ratio_text(cost_ratio(r, point_median(p, Device::cpu), point_median(p, Device::gpu))) + " |";
-  const auto or_dash = [](const std::string& t) { return t.empty() ? std::string("-") : t; };
+  // A verdict at a point whose repeats disagree is marked where it is read.
+  const std::string doubt = point_uncertainty(p).empty() ? "" : "**uncertain:** ";
+  const auto or_dash = [&](const std::string& t) { return t.empty() ? std::string("-") : doubt + t; };
   if (r.prices || r.has_target) s += " " + or_dash(point_verdict(r, p)) + " |";
   if (r.has_target) s += " " + or_dash(point_target_verdict(r, p)) + " |";
   if (r.prices) {
@@ -240,9 +251,9 @@ std::string worth_markdown_context(const BenchReport& r) {
                      "\"(interpolated)\" marks a time interpolated within the chunk that holds the epoch\n",
                      target_losses(r));
   if (r.prices)
-    s += fmt::format("- prices: {} (as given); each cost is price × a measured median time, and each ratio "
-                     "divides two of them: arithmetic, not a measurement\n",
-                     prices_text(*r.prices));
+    s += fmt::format("- prices: {} (as given); each cost is price × a measured median time, shown per {} runs, "
+                     "and each ratio divides two of them: arithmetic, not a measurement\n",
+                     prices_text(*r.prices), runs_text());
   return s;
 }
 
@@ -267,19 +278,20 @@ void print_run_worth(std::FILE* out, const BenchReport& r, const RunResult& run)
   if (r.prices && r.prices->has(run.device) && run_median(run) > 0) {
     const double price = r.prices->of(run.device);
     const TargetResult* t = ok_target(&run);
-    fmt::print(out, "  {:<6} cost: {} per run{}\n", "", money_text(cost_of(price, run_median(run)), *r.prices),
+    fmt::print(out, "  {:<6} cost: {}{}\n", "", money_text(cost_of(price, run_median(run)), *r.prices),
                t && t->reached ? ", " + money_text(cost_of(price, t->seconds), *r.prices) + " to target" : "");
   }
 }
 
 void print_point_worth(std::FILE* out, const BenchReport& r, const BenchPoint& p) {
   if (!r.both_devices) return;
+  const std::string doubt = point_uncertainty(p).empty() ? "" : " (uncertain)";
   if (r.prices) {
     const std::string v = point_verdict(r, p);
-    if (!v.empty()) fmt::print(out, "  verdict: {}\n", v);
+    if (!v.empty()) fmt::print(out, "  verdict{}: {}\n", doubt, v);
   }
   const std::string tv = point_target_verdict(r, p);
-  if (!tv.empty()) fmt::print(out, "  to target: {}\n", tv);
+  if (!tv.empty()) fmt::print(out, "  to target{}: {}\n", doubt, tv);
 }
 
 void print_worth_header(std::FILE* out, const BenchReport& r) {

@@ -56,7 +56,10 @@ void print_point_worth(std::FILE* out, const BenchReport& r, const BenchPoint& p
 void print_worth_header(std::FILE* out, const BenchReport& r);
 void print_worth_footer(std::FILE* out, const BenchReport& r, const char* bold, const char* end);
 
-// "0.000123 EUR".
-std::string money_text(double amount, const Prices& prices);
+// A cost per run as reports show it, per kCostRuns runs: a run of 0.0262 s at 1.1 EUR per
+// hour (8.0e-6 EUR) is "8.01e-3 EUR per 1,000 runs"; "-" for a negative amount.
+std::string money_text(double per_run, const Prices& prices);
+// "1,000": kCostRuns as the reports write it.
+std::string runs_text();
 
 }  // namespace nntrain

@@ -32,6 +32,13 @@ SampleStats summarize(const std::vector<double>& samples) {
   return s;
 }
 
+double spread_ratio(const SampleStats& s) {
+  if (s.n < 2 || s.max <= 0) return 1.0;
+  return s.min > 0 ? s.max / s.min : INFINITY;
+}
+
+bool spread_is_wide(const SampleStats& s, double limit) { return s.n >= 2 && spread_ratio(s) > limit; }
+
 std::vector<std::string> split_top_level(const std::string& list, const std::string& option) {
   std::vector<std::string> out;
   std::string cur;
@@ -170,6 +177,21 @@ void check_currency(const std::string& label) {
 }
 
 double cost_of(double price_per_hour, double seconds) { return price_per_hour * seconds / 3600.0; }
+
+std::string engineering_text(double v) {
+  if (!std::isfinite(v) || v < 0) return "-";
+  if (v == 0) return "0";
+  if (v >= 0.01 && v < 100) return fmt::format("{:.3g}", v);
+  if (v >= 100 && v < 1e6) return fmt::format("{:.0f}", v);
+  int e = int(std::floor(std::log10(v) / 3)) * 3;
+  double m = v / std::pow(10.0, e);
+  // Rounding to three digits can carry into the next power of 1000 (999.7e-6 is 1.00e-3).
+  if (std::stod(fmt::format("{:.3g}", m)) >= 1000) {
+    e += 3;
+    m /= 1000;
+  }
+  return fmt::format("{:.3g}e{}", m, e);
+}
 
 Crossover find_cost_crossover(const std::vector<PointTimes>& times, const Prices& prices) {
   std::vector<PointTimes> costs;

@@ -21,6 +21,18 @@ struct SampleStats {
 // Throws std::invalid_argument on an empty vector.
 SampleStats summarize(const std::vector<double>& samples);
 
+// Repeats that disagree this much (slowest / fastest) make a median a poor summary: other
+// work on the machine, a clock change, a page-in. Above it bench flags the run and marks the
+// point's speed-up and verdict uncertain (docs/BENCH.md, "Repeats that disagree"). 1.5 is
+// the limit issue 44 proposed: a factor no device comparison at one point should hinge on,
+// and far below what a busy 2-core machine gave (median 20.6 ms, min 3.0 ms at load 5.7).
+constexpr double kSpreadLimit = 1.5;
+// max / min of the repeats: 1 for one repeat (or all zero), infinity when the fastest is 0
+// and another is not.
+double spread_ratio(const SampleStats& s);
+// Two or more repeats whose spread_ratio exceeds `limit`.
+bool spread_is_wide(const SampleStats& s, double limit = kSpreadLimit);
+
 // `key.path=v1,v2,...`. The values are split at top-level commas only — commas inside
 // [...], {...} or "..." stay — so `model.layers=[2,20,1],[2,64,1]` is two values. Each
 // value is parsed as JSON when it is valid JSON, else taken as a string (as overrides are).
@@ -83,6 +95,15 @@ void check_currency(const std::string& label);
 // Cost of `seconds` of a device priced `price_per_hour`: price × seconds / 3600. Plain
 // arithmetic on a measured time; the price is the user's.
 double cost_of(double price_per_hour, double seconds);
+
+// Reports show costs per this many runs: one run of a benchmark-sized problem costs a
+// millionth of a price unit or less ("7.28e-08 price units" says nothing to a reader), a
+// thousand runs an amount people write.
+constexpr int kCostRuns = 1000;
+// A number for people, three significant digits: plain from 0.01 to below 1e6 ("0.0728",
+// "7.28", "728", "7284"), else in engineering notation, the exponent a multiple of 3
+// ("72.8e-6", "1.25e9"); "0" for zero, "-" for a negative or non-finite value.
+std::string engineering_text(double v);
 
 // The cost crossover: find_crossover over each point's cost per run (cost_of each time at
 // its device's price; a missing time stays missing). Both prices must be given.

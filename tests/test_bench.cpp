@@ -2,12 +2,14 @@
 // and the command end to end (export fields, one point per sweep value, exit codes).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "sysinfo.hpp"
 #include "bench_stats.hpp"
 #include "cli_util.hpp"
 #include "errors.hpp"
+#include "proc_util.hpp"
 
 using namespace testutil;
 using namespace nntrain;
@@ -291,4 +293,87 @@ TEST_CASE("CUDA and cuBLAS version numbers are shown as people write them", "[be
   CHECK(nntrain::cublas_version_string(130100) == "13.1.0");
   CHECK(nntrain::cublas_version_string(120403) == "12.4.3");
   CHECK(nntrain::cublas_version_string(0) == "-");
+}
+
+TEST_CASE("bench exports a header to reproduce the run: date, command line, config, overrides, machine, commit",
+          "[bench][cli][report]") {
+  const std::string dir = fresh_dir("bench_header");
+  fs::create_directories(dir);
+  const auto r = run_nntrain("bench --config configs/peaks.json --devices cpu --reps 3 --warmup 0 --export-json " +
+                             dir + "/b.json --export-markdown " + dir + "/b.md train.epochs=5 data.grid=5 "
+                             "'model.layers=[2,6,1]'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json b = json::parse(slurp(dir + "/b.json"));
+  const json& c = b["context"];
+  // argv as run: the binary, then every argument as the shell passed it.
+  const std::vector<std::string> want = {"bench", "--config", "configs/peaks.json", "--devices", "cpu", "--reps", "3",
+                                         "--warmup", "0", "--export-json", dir + "/b.json", "--export-markdown",
+                                         dir + "/b.md", "train.epochs=5", "data.grid=5", "model.layers=[2,6,1]"};
+  REQUIRE(c["argv"].size() == want.size() + 1);
+  CHECK(c["argv"][0] == NNTRAIN_BINARY);
+  for (size_t i = 0; i < want.size(); ++i) CHECK(c["argv"][i + 1] == want[i]);
+  CHECK_THAT(c["command_line"].get<std::string>(),
+             Catch::EndsWith(" train.epochs=5 data.grid=5 'model.layers=[2,6,1]'"));
+  CHECK(c["config_file"] == "configs/peaks.json");
+  CHECK(c["overrides"] == json::array({"train.epochs=5", "data.grid=5", "model.layers=[2,6,1]"}));
+  CHECK(c["spread_limit"] == 1.5);
+  for (const char* k : {"date_utc", "cpu_model", "hardware_threads", "gpu", "git_revision", "build_type"})
+    CHECK(c.contains(k));
+  const std::string md = slurp(dir + "/b.md");
+  CHECK_THAT(md, Catch::Contains("- date: " + c["date_utc"].get<std::string>() + " (UTC)\n"));
+  CHECK_THAT(md, Catch::Contains("- command: `" + c["command_line"].get<std::string>() + "`\n"));
+  CHECK_THAT(md, Catch::Contains("- config: `configs/peaks.json`; overrides: `train.epochs=5` `data.grid=5` "
+                                 "`'model.layers=[2,6,1]'`\n"));
+  CHECK_THAT(md, Catch::Contains("(commit " + c["git_revision"].get<std::string>() + ")"));
+  CHECK_THAT(md, Catch::Contains("- CPU: " + c["cpu_model"].get<std::string>()));
+  // Each result's spread is max/min of its own times, flagged above the limit (hand check).
+  const json& o = b["results"][0];
+  const std::vector<double> t = o["times"].get<std::vector<double>>();
+  const double spread = *std::max_element(t.begin(), t.end()) / *std::min_element(t.begin(), t.end());
+  CHECK(o["spread"].get<double>() == Approx(spread));
+  CHECK(o["spread_wide"] == (spread > 1.5));
+  CHECK(b["points"][0]["uncertain"] == (spread > 1.5));
+  CHECK_THAT(r.out, Catch::Contains("  command  ") && Catch::Contains("'model.layers=[2,6,1]'"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bench flags repeats that disagree: one repeat stopped for 1.5 s is marked in JSON, Markdown and table",
+          "[bench][cli][spread]") {
+  // The spread is injected from outside, deterministically enough: once the first repeat
+  // reports its first chunk (progress on stderr), the process is stopped (SIGSTOP) for 1.5 s.
+  // The device clock (steady clock) runs on, so that repeat reads >= 1.5 s where the others
+  // read ~0.2 s (40,000 samples, 1,000 epochs). Should the stop miss the repeat (it reached its end first), the run is redone.
+  const std::string dir = fresh_dir("bench_spread");
+  fs::create_directories(dir);
+  KillOnExit cleanup{dir};
+  json b;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const std::vector<std::string> argv = {NNTRAIN_BINARY, "bench", "--config", "configs/peaks.json", "--devices",
+                                           "cpu", "--reps", "3", "--warmup", "0", "--export-json", dir + "/b.json",
+                                           "--export-markdown", dir + "/b.md", "train.epochs=1000",
+                                           "train.log_every=20", "data.grid=200", "cpu.threads=1"};
+    const pid_t pid = spawn(argv, NNTRAIN_SOURCE_DIR, dir + "/out", dir + "/err");
+    REQUIRE(pid > 0);
+    REQUIRE(wait_until([&] { return slurp(dir + "/err").find(": epoch ") != std::string::npos; }, 60));
+    ::kill(pid, SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    ::kill(pid, SIGCONT);
+    REQUIRE(wait_exit(pid, 120) == 0);
+    b = json::parse(slurp(dir + "/b.json"));
+    if (b["results"][0]["times"][0].get<double>() >= 1.5) break;
+  }
+  const json& o = b["results"][0];
+  INFO(o["times"].dump());
+  REQUIRE(o["times"][0].get<double>() >= 1.5);
+  const double spread = o["max"].get<double>() / o["min"].get<double>();
+  REQUIRE(spread > 1.5);  // the others took less than 1 s each
+  CHECK(o["spread"].get<double>() == Approx(spread));
+  CHECK(o["spread_wide"] == true);
+  CHECK(b["points"][0]["uncertain"] == true);
+  CHECK_THAT(b["points"][0]["uncertain_reason"].get<std::string>(), Catch::StartsWith("cpu repeats spread "));
+  const std::string md = slurp(dir + "/b.md");
+  CHECK_THAT(md, Catch::Contains(" wide** |") && Catch::Contains("**Uncertain**"));
+  CHECK_THAT(slurp(dir + "/out"), Catch::Contains("warning: repeats spread ") && Catch::Contains("the median is uncertain"));
+  fs::remove_all(dir);
 }

@@ -4,6 +4,7 @@
 // bench, and the command line (exit 2 before anything runs, the summary's target object).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -241,6 +242,31 @@ TEST_CASE("prices parse, and bad ones are refused naming the value", "[worth][pr
   CHECK_THROWS_AS(check_currency(std::string(17, 'x')), UsageError);
 }
 
+TEST_CASE("costs are shown per 1,000 runs in engineering notation, by hand", "[worth][price]") {
+  // Three significant digits, plain between 0.01 and 1e6, else the exponent a multiple of 3.
+  CHECK(engineering_text(7.28e-5) == "72.8e-6");
+  CHECK(engineering_text(7.28e-8) == "72.8e-9");
+  CHECK(engineering_text(0.00528) == "5.28e-3");
+  CHECK(engineering_text(0.0728) == "0.0728");
+  CHECK(engineering_text(7.28) == "7.28");
+  CHECK(engineering_text(72.84) == "72.8");
+  CHECK(engineering_text(728.4) == "728");
+  CHECK(engineering_text(7284.2) == "7284");
+  CHECK(engineering_text(1.25e9) == "1.25e9");
+  CHECK(engineering_text(999.7e-6) == "1e-3");  // rounding carries into the next power of 1000
+  CHECK(engineering_text(0) == "0");
+  CHECK(engineering_text(-1) == "-");
+  CHECK(engineering_text(INFINITY) == "-");
+  // The issue's example: a run of 26.2 ms at 1.1 EUR an hour costs 1.1 * 0.0262 / 3600 =
+  // 8.0056e-6 EUR, 8.01e-3 EUR per 1,000 runs; at 0.01 an hour, 7.28e-8 a run is 72.8e-6 per 1,000.
+  Prices eur = parse_prices("cpu=1.1");
+  eur.currency = "EUR";
+  CHECK(money_text(cost_of(1.1, 0.0262), eur) == "8.01e-3 EUR per 1,000 runs");
+  CHECK(money_text(7.28e-8, parse_prices("cpu=0.01")) == "72.8e-6 price units per 1,000 runs");
+  CHECK(money_text(cost_of(3, 36), eur) == "30 EUR per 1,000 runs");  // 3 * 36 / 3600 = 0.03 a run
+  CHECK(money_text(-1, eur) == "-");
+}
+
 TEST_CASE("cost arithmetic and the verdict wording, by hand", "[worth][price]") {
   // 36 s at 1.1 per hour: 1.1 * 36 / 3600 = 0.011.
   CHECK(cost_of(1.1, 36) == Approx(0.011));
@@ -377,7 +403,10 @@ TEST_CASE("a fake two-device bench drives costs, verdicts and the cost crossover
   CHECK(j["cost_crossover"]["first_gpu_cheaper"]["samples"] == 10000);
 
   const std::string md = bench_markdown(r);
-  CHECK_THAT(md, Catch::Contains("| time to target | target epoch | cost/run (EUR) | cost to target (EUR) |"));
+  CHECK_THAT(md, Catch::Contains("| time to target | target epoch | cost per 1,000 runs (EUR) | cost to target per 1,000 "
+                                 "runs (EUR) |"));
+  // 10 s at 3 EUR an hour is 3 * 10 / 3600 = 0.00833 EUR a run, 8.33 per 1,000; to target 4 s: 3.33.
+  CHECK_THAT(row_of(md, "| 10000 | 10000 | gpu"), Catch::Contains("| 8.33 | 3.33 |"));
   CHECK_THAT(md, Catch::Contains("| cost per run | verdict | verdict to target | crossover |"));
   CHECK_THAT(row_of(md, "| 10000 | 10000 | 1") , Catch::Contains("**GPU cheaper from here**"));
   CHECK_THAT(row_of(md, "| 1000 | 1000 | 1"), Catch::Contains("**GPU faster from here**"));
@@ -390,7 +419,7 @@ TEST_CASE("a fake two-device bench drives costs, verdicts and the cost crossover
   CHECK_THAT(out, Catch::Contains("verdict: gpu 10.0\u00d7 faster, 3.3\u00d7 cheaper per run at these prices"));
   CHECK_THAT(out, Catch::Contains("to target: only cpu reached loss 0.05"));
   CHECK_THAT(out, Catch::Contains("Cost crossover: GPU cheaper per run from data.grid = 10000"));
-  CHECK_THAT(out, Catch::Contains("cost: 0.00833 EUR per run, 0.00333 EUR to target"));
+  CHECK_THAT(out, Catch::Contains("cost: 8.33 EUR per 1,000 runs, 3.33 EUR per 1,000 runs to target"));
 }
 
 TEST_CASE("a sweep of the model (every point the same data size): the crossover sentence keeps the GPU's loss",
@@ -432,7 +461,7 @@ TEST_CASE("without --price or a target the report has no cost or target columns"
   CHECK_THAT(console_text(r), !Catch::Contains("verdict") && !Catch::Contains("Cost crossover"));
   // Prices alone: cost columns, no target columns.
   const std::string priced = bench_markdown(fake_report(true, false));
-  CHECK_THAT(priced, Catch::Contains("| cost/run (EUR) |") && !Catch::Contains("time to target"));
+  CHECK_THAT(priced, Catch::Contains("| cost per 1,000 runs (EUR) |") && !Catch::Contains("time to target"));
 }
 
 TEST_CASE("train --target-loss: summary.json and the resolved config carry it, unreached is exit 0",
@@ -519,7 +548,8 @@ TEST_CASE("bench --target-loss --price on the CPU exports the target and the cos
   CHECK(o["cost"]["per_run"].get<double>() == Approx(0.5 * o["median"].get<double>() / 3600));
   CHECK(o["cost"]["to_target"].get<double>() == Approx(0.5 * o["target"]["seconds"].get<double>() / 3600));
   CHECK(b["cost_crossover"].is_null());  // one device
-  CHECK_THAT(slurp(dir + "/b.md"), Catch::Contains("| cost/run (EUR) | cost to target (EUR) |"));
-  CHECK_THAT(r.out, Catch::Contains("to loss 1e+06:") && Catch::Contains("EUR per run"));
+  CHECK_THAT(slurp(dir + "/b.md"), Catch::Contains("| cost per 1,000 runs (EUR) | cost to target per 1,000 runs (EUR) |"));
+  CHECK_THAT(r.out, Catch::Contains("to loss 1e+06:") && Catch::Contains("EUR per 1,000 runs"));
+  CHECK_THAT(r.out, !Catch::Contains("e-0"));  // no printf exponent on a cost (engineering notation)
   fs::remove_all(dir);
 }
