@@ -12,6 +12,7 @@
 
 #include "cuda_check.hpp"
 #include "resident.hpp"
+#include "resident_exact.cuh"
 
 namespace nntrain::cuda {
 
@@ -334,13 +335,17 @@ __global__ void __launch_bounds__(resident_max_threads(K), 1)
   }
 }
 
+template <class Kernel>
+int prepare_kernel(Kernel kernel, size_t smem) {
+  cudaFuncAttributes attr;
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  if (smem > size_t(kSmallSharedLimit) && smem > size_t(attr.maxDynamicSharedSizeBytes))
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  return attr.numRegs;
+}
 template <int K>
 int prepare_k(size_t smem) {
-  cudaFuncAttributes attr;
-  CUDA_CHECK(cudaFuncGetAttributes(&attr, resident_kernel<K>));
-  if (smem > size_t(kSmallSharedLimit) && smem > size_t(attr.maxDynamicSharedSizeBytes))
-    CUDA_CHECK(cudaFuncSetAttribute(resident_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  return attr.numRegs;
+  return prepare_kernel(resident_kernel<K>, smem);
 }
 
 // The layout of plan_resident's net: offsets, rows and the slices of each gradient pass.
@@ -393,6 +398,16 @@ ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Act
     p.why = "an empty batch";
     return p;
   }
+  if (batch <= kExMaxThreads - 32 && exact_shape(widths, acts)) {
+    p.exact = true;
+    lay_out(p.net, widths, acts, batch, kExMaxThreads);  // the flat offsets (the rest is plan_exact's)
+    if (plan_exact(p, batch, smem_optin)) {
+      p.fits = true;
+      p.why = exact_why(p);
+      return p;
+    }
+    p = ResidentPlan{};  // rows that do not fit even in passes: the generic kernel says why
+  }
   const int wmax = *std::max_element(widths.begin(), widths.end());
   p.bucket = wmax <= 8 ? 8 : wmax <= 16 ? 16 : wmax <= 32 ? 32 : 64;
   const int max_threads = resident_max_threads(p.bucket);
@@ -428,6 +443,7 @@ ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Act
 }
 
 int prepare_resident(const ResidentPlan& plan) {
+  if (plan.exact) return prepare_kernel(resident_exact_kernel<kExMaxThreads>, plan.smem_bytes);
   switch (plan.bucket) {
     case 8: return prepare_k<8>(plan.smem_bytes);
     case 16: return prepare_k<16>(plan.smem_bytes);
@@ -443,6 +459,13 @@ void launch_resident(const ResidentPlan& plan, const float* x, const float* y, f
   if (!plan.fits) throw CudaError("launch_resident: the plan does not fit");
   const int sg = sgd ? 1 : 0;
   const dim3 grid(1), block(unsigned(plan.threads));
+  if (plan.exact) {
+    resident_exact_kernel<kExMaxThreads><<<grid, block, plan.smem_bytes, s>>>(x, y, w, m, v, state, table, c, h, sg,
+                                                                              plan.net, exact_scalars(plan.net, c),
+                                                                              losses);
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
   switch (plan.bucket) {
     case 8: resident_kernel<8><<<grid, block, plan.smem_bytes, s>>>(x, y, w, m, v, state, table, c, h, sg, plan.net, losses); break;
     case 16: resident_kernel<16><<<grid, block, plan.smem_bytes, s>>>(x, y, w, m, v, state, table, c, h, sg, plan.net, losses); break;

@@ -12,6 +12,11 @@
 // chunk). The loss is summed in a fixed order (thread, warp tree, warps) and written once per
 // epoch. Every sum has an order fixed by the batch size and the net alone: bit-identical runs.
 //
+// The net of configs/small_data.json (2-20-5-1, relu, relu, identity) with batches of ≤ 480
+// samples has its own kernel (resident_exact.cuh: one thread per sample through forward and
+// backward, every layer's gradient in one pass, 2–3 barriers per step); other nets take the
+// generic kernel described here.
+//
 // It fits a bounded problem: widths ≤ 64, ≤ 8 layers (the fused limits), at most
 // threads × kResMaxOwn parameters, at most threads × kResMaxPerThread samples per batch, and
 // the rows in shared memory (plan_resident says which limit a net or batch exceeds).
@@ -53,23 +58,27 @@ struct ResidentNet {
   int batch = 0, batch4 = 0;        // samples per (full) batch; rounded up to 4
   int stride = 0;                   // floats between rows (≥ batch4, an odd number of float4s)
   int scratch = 0;                  // floats of partial sums: max over layers of P_l × G_l
+  // The exact-shape kernel (resident_exact.cuh): slices[0] and slice_len[0] are its gradient
+  // items' slices; the batch's columns go through shared memory in `passes` of pass_cols.
+  int pass_cols = 0, passes = 1;
 };
 
 struct ResidentPlan {
   bool fits = false;
   std::string why;
   ResidentNet net;
-  int bucket = 0;   // K: register arrays of this many floats
+  bool exact = false;  // the 2-20-5-1 relu kernel (widths as constants), else the generic one
+  int bucket = 0;   // K: register arrays of this many floats (the generic kernel)
   int threads = 0;  // of the one block
   int per_thread = 0;  // samples per thread (the last pass ragged)
   size_t smem_bytes = 0;
 };
 
-// `auto`'s rule, from a model and not a measurement (docs/GPU.md, "The resident path"): this
-// version's simulated cycles per epoch are above fused v2's at every size measured (1.39× at
-// 100 samples, 1.75× at 400), and the model that turns them into H200 time puts it slower than
-// v2 there too, so auto does not take it: `--gpu-path resident` asks for it. A faster version,
-// or a GPU measurement, changes this rule.
+// `auto`'s rule. The exact kernel's simulated cycles per epoch are 0.37× v2's at 100 samples and
+// 0.74× at 400 (docs/GPU.md, "The resident path"), and the cost model puts it under v2's
+// measured step on an H200 there, but that is a model, not a measurement: auto keeps v2 until
+// a GPU has timed both (scripts/gpu/gpu-profile.sh's resident table). `--gpu-path resident`
+// asks for it. The generic kernel is slower than v2 in the simulator (1.39×–1.75×).
 inline bool resident_preferred(const ResidentPlan&) { return false; }
 
 // `batch`: samples per optimiser step (the whole data at full batch).

@@ -5,9 +5,11 @@
 # for a real GPU; the host's load does not change it.
 #
 #   scripts/gpu/gpusim-cycles.sh fused|fused-v1|resident [key.path=value ...]
+#   scripts/gpu/gpusim-cycles.sh resident-per-epoch [key.path=value ...]
 #
 # resident runs every epoch of a train() call in one launch: its cycles per epoch are the
-# difference between runs with EPOCHS=6 and EPOCHS=2, over 4 (docs/GPU.md).
+# difference between runs with EPOCHS=6 and EPOCHS=2, over 4 (docs/GPU.md);
+# `resident-per-epoch` runs both (in parallel) and prints that figure.
 #
 # Runs `nntrain train --config configs/small_data.json --device gpu --gpu-path PATH
 # --epochs ${EPOCHS:-2} timing.warmup_epochs=0 [overrides]` from build-sim/ (build it first:
@@ -26,6 +28,19 @@ if [ $# -lt 1 ] || [ ! -x "$BUILD/nntrain" ] || [ ! -f "$PREFIX/env.sh" ]; then
 fi
 path=$1
 shift
+if [ "$path" = resident-per-epoch ]; then
+  # The train launch is the second resident kernel (the first is the backend's warm-up epoch).
+  run() { EPOCHS=$1 "$0" resident "${@:2}" | awk '/^resident/ {n++; if (n == 2) print $2, $3}'; }
+  run 2 "$@" >"${TMPDIR:-/tmp}/gpusim-cycles.$$.2" &
+  read -r c6 i6 < <(run 6 "$@")
+  wait
+  read -r c2 i2 <"${TMPDIR:-/tmp}/gpusim-cycles.$$.2"
+  rm -f "${TMPDIR:-/tmp}/gpusim-cycles.$$.2"
+  if [ -z "$c2" ] || [ -z "$c6" ]; then echo "gpusim-cycles: a resident run failed" >&2; exit 1; fi
+  echo "resident launch of 2 epochs: $c2 cycles, $i2 thread-instructions; of 6: $c6, $i6"
+  echo "resident per epoch (SIMULATED): $(((c6 - c2) / 4)) cycles, $(((i6 - i2) / 4)) thread-instructions"
+  exit 0
+fi
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/gpusim-cycles.XXXXXX")
 trap 'rm -rf "$RUN"' EXIT
 cp "$PREFIX"/simcfg/* "$RUN"/

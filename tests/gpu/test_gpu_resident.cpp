@@ -1,8 +1,10 @@
-// test_gpu_resident.cpp — the one-block resident trainer (kernels/cuda/resident.cu) against the
-// CPU reference backend (losses over 20 epochs) and the double-precision reference gradient
-// (one SGD step): full batch and shuffled mini-batches, Adam and SGD, every activation, every
-// register bucket, sample counts 1 to 400 (ragged: none a multiple of 32 but 400's block);
-// two runs and a run split into chunks give the same bits.
+// test_gpu_resident.cpp — the one-block resident trainer (kernels/cuda/resident.cu: the generic
+// kernel, and resident_exact.cuh's 2-20-5-1 relu kernel, which every relu case of kRef takes)
+// against the CPU reference backend (losses over 20 epochs; 45 across the exact kernel's loss
+// ring) and the double-precision reference gradient (one SGD step): full batch and shuffled
+// mini-batches, Adam and SGD, every activation, every register bucket, sample counts 1 to 480
+// (ragged: none a multiple of 32 but 400's block; 1, 2 and 3 passes of the exact kernel's rows
+// on the simulator's 48 KiB); two runs and a run split into chunks give the same bits.
 //
 // No cuBLAS (the resident path creates no handle), so these run under GPGPU-Sim.
 // Tolerance 1e-4 relative over 20 epochs, as test_gpu_fused_v2.cpp (two correct fp32
@@ -59,29 +61,29 @@ const std::vector<int> kRef = {2, 20, 5, 1};
 
 TEST_CASE("resident plan: threads, samples per thread, and what does not fit", "[gpu][resident]") {
   using cuda::plan_resident;
-  const std::vector<Activation> r3 = {Activation::relu, Activation::relu, Activation::identity};
-  const auto one = plan_resident(kRef, r3, 1, 48 * 1024);
+  // tanh: the generic kernel (run-time widths)
+  const std::vector<Activation> t3 = {Activation::tanh, Activation::tanh, Activation::identity};
+  const auto one = plan_resident(kRef, t3, 1, 48 * 1024);
   REQUIRE(one.fits);
+  CHECK_FALSE(one.exact);
   CHECK(one.threads == 64);  // 171 parameters, at most 4 per thread: 43 threads, a warp more
   CHECK(one.per_thread == 1);
   CHECK(one.bucket == 32);
-  const auto p400 = plan_resident(kRef, r3, 400, 48 * 1024);
+  const auto p400 = plan_resident(kRef, t3, 400, 48 * 1024);
   REQUIRE(p400.fits);
   CHECK(p400.threads == 416);
   CHECK(p400.net.stride == 404);  // 101 float4s: odd, so rows spread over the banks
   // rows a_0..a_2 (27) and delta_3 (1); 220 floats of padded weights; the partials; the header
   CHECK(p400.smem_bytes >= 4 * (28 * 404 + 220));
   CHECK(p400.smem_bytes <= 48 * 1024);
-  const auto p1000 = plan_resident(kRef, r3, 1000, 227 * 1024);
+  const auto p1000 = plan_resident(kRef, t3, 1000, 227 * 1024);
   REQUIRE(p1000.fits);
   CHECK(p1000.threads == 512);
   CHECK(p1000.per_thread == 2);
-  CHECK_FALSE(cuda::resident_preferred(p1000));  // modelled slower than v2 (docs/GPU.md)
-  CHECK_FALSE(cuda::resident_preferred(p400));
-  const auto tight = plan_resident(kRef, r3, 1000, 48 * 1024);
+  const auto tight = plan_resident(kRef, t3, 1000, 48 * 1024);
   CHECK_FALSE(tight.fits);
   CHECK_THAT(tight.why, Catch::Contains("shared memory"));
-  const auto many = plan_resident(kRef, r3, 5000, 227 * 1024);
+  const auto many = plan_resident(kRef, t3, 5000, 227 * 1024);
   CHECK_FALSE(many.fits);
   CHECK_THAT(many.why, Catch::Contains("4096"));
   const auto big = plan_resident({2, 64, 64, 1}, {Activation::relu, Activation::relu, Activation::identity}, 100,
@@ -91,12 +93,66 @@ TEST_CASE("resident plan: threads, samples per thread, and what does not fit", "
   CHECK_FALSE(plan_resident({2, 65, 1}, {Activation::relu, Activation::identity}, 100, 227 * 1024).fits);
 }
 
+TEST_CASE("resident plan: the exact 2-20-5-1 relu kernel, its slices, passes and limit", "[gpu][resident]") {
+  using cuda::plan_resident;
+  const std::vector<Activation> r3 = {Activation::relu, Activation::relu, Activation::identity};
+  const auto one = plan_resident(kRef, r3, 1, 48 * 1024);
+  REQUIRE(one.fits);
+  CHECK(one.exact);
+  CHECK(one.threads == 224);  // 172 gradient items (171 parameters and the loss), a helper warp
+  CHECK(one.net.slices[0] == 1);
+  CHECK(one.net.passes == 1);
+  const auto p100 = plan_resident(kRef, r3, 100, 48 * 1024);
+  REQUIRE(p100.fits);
+  CHECK(p100.threads == 384);  // 2 slices × 172 items, then the helper warp
+  CHECK(p100.net.slices[0] == 2);
+  CHECK(p100.net.slice_len[0] == 52);
+  CHECK(p100.net.passes == 1);
+  CHECK(p100.net.stride == 100);  // 25 float4s: odd
+  // 55 rows of 400 columns do not fit 48 KiB: two passes of 200 (51 float4s apart); 227 KiB: one
+  const auto p400 = plan_resident(kRef, r3, 400, 48 * 1024);
+  REQUIRE(p400.fits);
+  CHECK(p400.threads == 448);
+  CHECK(p400.net.passes == 2);
+  CHECK(p400.net.pass_cols == 200);
+  CHECK(p400.net.stride == 204);
+  CHECK(p400.smem_bytes <= 48 * 1024);
+  CHECK_THAT(p400.why, Catch::Contains("exact shape 2-20-5-1"));
+  const auto big400 = plan_resident(kRef, r3, 400, 227 * 1024);
+  CHECK(big400.net.passes == 1);
+  CHECK(big400.net.slice_len[0] == p400.net.slice_len[0]);  // the sums' order: the batch's alone
+  // 480 samples is the most (512 threads, 128 registers each); past it the generic kernel
+  CHECK(plan_resident(kRef, r3, 480, 227 * 1024).exact);
+  const auto p481 = plan_resident(kRef, r3, 481, 227 * 1024);
+  REQUIRE(p481.fits);
+  CHECK_FALSE(p481.exact);
+  CHECK_FALSE(plan_resident({2, 20, 5, 1}, {Activation::tanh, Activation::relu, Activation::identity}, 100,
+                            227 * 1024)
+                  .exact);
+  CHECK_FALSE(plan_resident({2, 20, 5, 2}, r3, 100, 227 * 1024).exact);
+}
+
 TEST_CASE("resident: full batch, Adam, relu follows the CPU reference for 20 epochs at 1 to 400 samples",
           "[gpu][resident]") {
+  // 2-20-5-1 relu is the exact kernel (400 samples: two passes on the simulator's 48 KiB)
   for (int n : {1, 37, 100, 400}) {
     const std::string details = check_resident(resident_options(kRef, Activation::relu), gpu_random_data(n, 2, 1, 20 + uint64_t(n)), 20);
-    CHECK_THAT(details, Catch::Contains("one launch per chunk of epochs"));
+    CHECK_THAT(details, Catch::Contains("exact shape 2-20-5-1"));
   }
+}
+
+TEST_CASE("resident: the exact kernel and the generic one each follow the CPU reference on 2-20-5-1",
+          "[gpu][resident]") {
+  // 45 epochs in one launch: the exact kernel's epoch losses wrap its ring of 32.
+  const Dataset d = gpu_random_data(130, 2, 1, 31);
+  const std::string exact = check_resident(resident_options(kRef, Activation::relu), d, 45);
+  CHECK_THAT(exact, Catch::Contains("exact shape 2-20-5-1"));
+  // The same net and data through the generic kernel (leaky relu: not the exact shape's activation)
+  const std::string generic = check_resident(resident_options(kRef, Activation::leaky_relu), d, 45);
+  CHECK_THAT(generic, Catch::Contains("register bucket"));
+  // 480 samples, the exact kernel's most (three passes of 160 columns on the simulator's 48 KiB)
+  const std::string at480 = check_resident(resident_options(kRef, Activation::relu), gpu_random_data(480, 2, 1, 32), 8);
+  CHECK_THAT(at480, Catch::Contains("exact shape"));
 }
 
 TEST_CASE("resident: full batch, Adam, tanh follows the CPU reference for 20 epochs at 1 to 400 samples",
@@ -130,7 +186,8 @@ TEST_CASE("resident: full batch SGD, and every register bucket and activation", 
 }
 
 TEST_CASE("resident: one SGD step recovers the gradient of the double reference", "[gpu][resident]") {
-  check_sgd_step_gradient(GpuPath::resident, {2, 20, 5, 1}, Activation::relu, 65);
+  check_sgd_step_gradient(GpuPath::resident, {2, 20, 5, 1}, Activation::relu, 65);  // the exact kernel
+  check_sgd_step_gradient(GpuPath::resident, {2, 20, 5, 1}, Activation::relu, 399);  // exact, two passes
   check_sgd_step_gradient(GpuPath::resident, {2, 20, 5, 1}, Activation::tanh, 1);
   check_sgd_step_gradient(GpuPath::resident, {4, 6, 3}, Activation::tanh, 257);
   check_sgd_step_gradient(GpuPath::resident, {2, 33, 16, 1}, Activation::tanh, 140);
@@ -138,7 +195,7 @@ TEST_CASE("resident: one SGD step recovers the gradient of the double reference"
   check_sgd_step_gradient(GpuPath::resident, {2, 6, 1}, Activation::relu, 700);  // 2 samples per thread
 }
 
-TEST_CASE("resident: chunks of a run give the one launch's bits; auto keeps v2 (modelled faster)",
+TEST_CASE("resident: chunks of a run give the one launch's bits; auto keeps v2 (resident not yet timed on a GPU)",
           "[gpu][resident]") {
   auto o = resident_options(kRef, Activation::relu);
   check_chunks_replay(gpu_random_data(100, 2, 1, 12), o, {7, 1, 12});
