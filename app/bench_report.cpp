@@ -238,6 +238,8 @@ std::string bench_markdown(const BenchReport& r) {
   s += fmt::format("- CPU: {} ({} hardware threads{})\n", c.value("cpu_model", ""), c.value("hardware_threads", 0),
                    load_average_note(c.value("load_average_1min", -1.0)));
   s += fmt::format("- GPU: {}\n", gpu);
+  if (c.contains("gpu_not_run"))  // --device both without a usable GPU: only the CPU half ran
+    s += fmt::format("- the GPU half of the devices asked for was not run: {}\n", text_at(c, "gpu_not_run"));
   s += fmt::format("- {} timed repeat(s) per point (median shown), {} warm-up epoch(s) excluded; set-up reported "
                    "apart\n",
                    c.value("repeats", 0), c.value("warmup_epochs", 0));

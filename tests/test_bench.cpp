@@ -204,12 +204,13 @@ TEST_CASE("bench with a bad sweep value exits 2 naming it and writes no file", "
 }
 
 TEST_CASE("bench on gpu without a usable GPU exits 3 with the reason", "[bench][cli][errors]") {
+  // The GPU alone: nothing to run. (`both` runs the CPU half: test_user_flags.cpp.)
   const std::string dir = fresh_dir("bench_nogpu");
   fs::create_directories(dir);
-  const auto r = run_nntrain("bench --config configs/peaks.json --devices cpu,gpu --export-json " + dir + "/b.json",
+  const auto r = run_nntrain("bench --config configs/peaks.json --device gpu --export-json " + dir + "/b.json",
                              "CUDA_VISIBLE_DEVICES= NNTRAIN_FAKE_NO_GPU=1");
   CHECK(r.exit_code == 3);
-  CHECK_THAT(r.err, Catch::Contains("--devices cpu,gpu"));
+  CHECK_THAT(r.err, Catch::Contains("bench --device gpu: ") && Catch::Contains("--device cpu runs the CPU half"));
   CHECK_FALSE(fs::exists(dir + "/b.json"));
   fs::remove_all(dir);
 }

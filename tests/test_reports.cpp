@@ -200,6 +200,11 @@ TEST_CASE("bench page header: date, command, config, overrides, machine and comm
                                   "train.epochs=50 'model.layers=[2,8,1]'"));
   CHECK_THAT(out, Catch::Contains("command  build/nntrain bench --config configs/peaks.json"));
 
+  // --device both on a machine without a GPU: the page says the GPU half was not run.
+  CHECK_THAT(md, !Catch::Contains("GPU half"));
+  r.context["gpu_not_run"] = "no NVIDIA driver";
+  CHECK_THAT(bench_markdown(r), Catch::Contains("- the GPU half of the devices asked for was not run: no NVIDIA driver\n"));
+
   // Without a recorded command line, this process's own, quoted.
   BenchReport mine;
   mine.name = "x";
