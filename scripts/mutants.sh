@@ -528,6 +528,22 @@ mutant exp-reduction-half core/nnmath.hpp '[activation]' \
   'sub(u, mul(k, cst<V>(0.693359375f)));' \
   'exp (tanh, sigmoid): the second part of ln 2 left out of the range reduction'
 
+# --- state that must be reset when a backend is loaded again (issue 46, class 1) -----------
+mutant load-keeps-epoch-reference core/cpu_reference.cpp '[backends_run]' \
+  '    optim_.reset();
+    epoch_ = 0;' \
+  '    optim_.reset();' \
+  'reference backend: load() keeps the shuffle epoch (warm-up shifts every shuffle after it)'
+mutant load-keeps-epoch-fast kernels/cpu/cpu_fast.cpp '[backends_run]' \
+  '  optim_.reset();
+  epoch_ = 0;' \
+  '  optim_.reset();' \
+  'fast backend: load() keeps the shuffle epoch (warm-up shifts every shuffle after it)'
+mutant load-keeps-adam-step core/optimizer.cpp '[backends_run]' \
+  'step_ = adam_initial_step();' \
+  '(void)0;' \
+  "Adam: reset() keeps the step count (a re-loaded run's bias correction starts late)"
+
 # ---------------------------------------------------------------------------------------------
 selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
 # How often mutant $1's pattern occurs in file $2.
