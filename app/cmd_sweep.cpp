@@ -28,7 +28,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a, ConfigFlagValues& flags
       ->type_name("FILE");
   s->add_option("--grid", a.grids, "key.path=v1,v2,... (one axis; repeat for the Cartesian product)")
       ->allow_extra_args(false)
-      ->type_name("KEY=V1,V2,...");
+      ->type_name("KEY=V1,V2");
   add_config_flags(*s, kForTrain, flags);
   s->add_option("--out", a.out, "sweep folder (default: a new numbered folder under <output.dir>/sweeps)")
       ->check(kNonEmptyPath)

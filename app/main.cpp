@@ -140,7 +140,7 @@ CLI::App* add_predict_command(CLI::App& app, nntrain::PredictArgs& pa) {
   predict->add_option("--inputs", pa.input_columns,
                       "the input columns by name, in the model's input order (default: model.json's names; "
                       "a model without names takes the first columns)")
-      ->type_name("NAME ...");
+      ->type_name("NAME");
   return predict;
 }
 
