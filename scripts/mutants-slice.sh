@@ -12,6 +12,7 @@
 #      in that list set by h, while the estimated cost stays under MUTANTS_SLICE_BUDGET
 #      lane-seconds (480: with the first builds ~6 minutes on 2 cores) and the count under
 #      MUTANTS_SLICE_MAX (16).
+# `--gpu` chooses from scripts/gpu-mutants.sh instead (see below; CI's stage after gpusim-check).
 # Then runs them (MUTANTS_ONLY=... scripts/mutants.sh), which ends with the same line as
 # the full run, `mutants: K of N killed` (N: this slice), and fails below 90 % of N.
 # Cost estimates per mutant, from the per-mutant times of the two-lane runs of 2026-11-28
@@ -50,6 +51,39 @@ depth=$(git rev-list --count "$base..HEAD" 2>/dev/null || echo 0)
 declare -A touched=()
 if [[ -n $base ]]; then
   while read -r f; do [[ -n $f ]] && touched[$f]=1; done < <(git diff --name-only "$base" -- 2>/dev/null)
+fi
+
+# --gpu: CI's share of scripts/gpu-mutants.sh (planted bugs in kernels/cuda, each rebuilt and
+# run on GPGPU-Sim: ~2-5 minutes a mutant on 2 cores, the whole list ~40 minutes). Where the
+# last commits (or uncommitted changes) touched a file with GPU mutants: up to
+# MUTANTS_SLICE_GPU_MAX (2) of those files' mutants, from a place set by the commit number;
+# otherwise one mutant of the rotation (the commit number mod the list's length: as many
+# consecutive commits run every one). Ends with `gpu-mutants: K of N killed`.
+if [[ ${1:-} == --gpu ]]; then
+  GMAX=${MUTANTS_SLICE_GPU_MAX:-2}
+  mapfile -t grows < <(scripts/gpu-mutants.sh --list)
+  ng=${#grows[@]}
+  ((ng)) || { echo "mutants-slice: scripts/gpu-mutants.sh --list gave no mutants" >&2; exit 2; }
+  if [[ $(git rev-parse --is-shallow-repository 2>/dev/null) == false ]]; then
+    hg=$(($(git rev-list --count HEAD) % ng))
+  else
+    hg=$((16#${head:0:7} % ng))
+  fi
+  gc=()
+  for ((k = 0; k < ng; ++k)); do
+    read -r id file <<<"${grows[$(((k + hg) % ng))]}"
+    [[ -n ${touched[$file]:-} ]] && gc+=("$id")
+  done
+  if ((${#gc[@]})); then
+    chosen=("${gc[@]:0:GMAX}")
+    echo "mutants-slice: --gpu: commit ${head:0:12}; kernels/cuda files changed in the last $depth commit(s) or uncommitted have ${#gc[@]} GPU mutant(s): ${chosen[*]}$( ((${#gc[@]} > GMAX)) && echo " (the first $GMAX from place $hg; the rest in later runs)")"
+  else
+    read -r id file <<<"${grows[$hg]}"
+    chosen=("$id")
+    echo "mutants-slice: --gpu: commit ${head:0:12}; no file with GPU mutants changed in the last $depth commit(s): rotation place $hg of $ng, $id ($file)"
+  fi
+  [[ ${MUTANTS_SLICE_DRY:-0} == 1 ]] && exit 0
+  MUTANTS_ONLY=$(IFS=,; echo "${chosen[*]}") exec scripts/gpu-mutants.sh
 fi
 
 # The groups: costliest first (list order among equals), each to the cheapest group so far.
