@@ -63,7 +63,8 @@ class Evaluator {
 };
 
 // A full-batch backend on `data` for evaluations, or nullptr with `note` saying why not (its
-// full batch would not fit in memory, or the device refuses the options).
+// full batch would not fit in host memory, or the device refuses the options or the memory):
+// a training run is not failed for a summary number it could not add.
 std::unique_ptr<Evaluator> make_evaluator(const BackendRegistry& registry, const Config& cfg, Device device,
                                           const Dataset& data, BackendOptions o, std::string& note) {
   o.batch_size = 0;
@@ -73,7 +74,7 @@ std::unique_ptr<Evaluator> make_evaluator(const BackendRegistry& registry, const
   try {
     check_fits_in_memory(training_bytes(o.spec, data.n, 1), "a full-batch evaluation pass");
     return std::make_unique<Evaluator>(make_backend(registry, device, cfg.cpu.backend, data, o));
-  } catch (const UsageError& e) {
+  } catch (const std::exception& e) {  // e.g. a GPU that trains mini-batches but has no room for a full batch
     note = e.what();
     return nullptr;
   }

@@ -16,7 +16,10 @@
 #include <sstream>
 
 #include "cli_util.hpp"
+#include "commands.hpp"
+#include "cpu_reference.hpp"
 #include "dataset.hpp"
+#include "errors.hpp"
 #include "mlp.hpp"
 #include "proc_util.hpp"
 #include "reference_math.hpp"
@@ -93,6 +96,13 @@ std::vector<double> forward(const nntrain::Params& p, const nntrain::Dataset& d)
 // activation, well under 1e-4 of the loss.
 bool close(double a, double b, double rel = 1e-4) { return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)); }
 
+// The reference backend, except that a full batch is refused as a device short of memory
+// would: mini-batch training works, the full-batch model-loss pass cannot be set up.
+std::unique_ptr<nntrain::Backend> make_no_full_batch(const nntrain::Dataset& d, const nntrain::BackendOptions& o) {
+  if (o.batch_size == 0) throw nntrain::DeviceUnavailable("out of device memory for a full batch (injected)");
+  return nntrain::make_cpu_reference_backend(d, o);
+}
+
 }  // namespace
 
 TEST_CASE("the trained model's loss is predict's MSE of model.json on the training data", "[summary]") {
@@ -128,6 +138,26 @@ TEST_CASE("the trained model's loss is predict's MSE of model.json on the traini
     CHECK(close(run["best_loss"].get<double>(), m.rows[best][2], 1e-6));
     fs::remove_all(dir);
   }
+}
+
+TEST_CASE("a model-loss pass that cannot be set up leaves the run ok, the loss null and why", "[summary]") {
+  using namespace nntrain;
+  const std::string out = fresh_dir("no_full_batch");
+  TrainArgs a;
+  a.config = std::string(NNTRAIN_SOURCE_DIR) + "/configs/peaks.json";
+  a.out = out;
+  a.quiet = true;
+  a.json = true;
+  a.overrides = {"data.grid=6", "train.epochs=12", "train.batch_size=8", "timing.warmup_epochs=1"};
+  const BackendRegistry reg = {{Device::cpu, "fast", make_no_full_batch}};
+  CHECK(run_train_command(a, reg) == kExitOk);
+  const json run = json::parse(slurp(out + "/summary.json"))["runs"][0];
+  CHECK(run["status"] == "ok");
+  CHECK(run["model_loss"].is_null());
+  CHECK_THAT(run["model_loss_note"].get<std::string>(), Catch::Contains("out of device memory for a full batch"));
+  CHECK(run["epochs"] == 12);
+  CHECK(fs::exists(out + "/model.json"));
+  fs::remove_all(out);
 }
 
 TEST_CASE("the terminal summary names the model loss, the last epoch's and the best epoch's", "[summary]") {
