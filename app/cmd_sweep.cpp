@@ -92,7 +92,8 @@ std::vector<size_t> unfinished_points(const SweepPlan& plan) {
   std::vector<size_t> out;
   for (size_t i = 0; i < plan.size(); ++i) {
     const json s = read_point_summary(plan, i);
-    if (!point_finished(s.is_null() ? nullptr : &s)) out.push_back(i);
+    if (!point_finished(s.is_null() ? nullptr : &s, plan.point(i).value("devices", json::array()).size()))
+      out.push_back(i);
   }
   return out;
 }
@@ -256,6 +257,7 @@ int cmd_sweep(const SweepArgs& a) {
     if (planning) throw UsageError("sweep --run-point DIR I takes no --config or --grid (the plan is in DIR)");
     return run_point(a.run_point.at(0), a.run_point.at(1), a.jobs, a.jobs_set);
   }
+  if (a.launcher == "local") install_launcher_signals();
   const SweepPlan plan = plan_sweep(a);
   return a.launcher == "slurm" ? run_slurm(plan, a) : run_local(plan, a);
 }

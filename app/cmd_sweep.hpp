@@ -71,12 +71,25 @@ void check_slurm_dir(const std::string& dir);
 // s as one shell word: as it is when it needs no quoting, else in single quotes.
 std::string shell_word(const std::string& s);
 
+// The local launcher's stop signals (cmd_sweep_local.cpp): installed before planning, so a
+// stop then (or its process group's copy) stops the sweep before its first point rather than
+// killing the launcher between the points' folders and plan.json.
+void install_launcher_signals();
 int run_local(const SweepPlan& plan, const SweepArgs& a);
 int run_slurm(const SweepPlan& plan, const SweepArgs& a);
 // `local`: started by the local launcher (which passes --jobs), not as a Slurm array task.
 int run_point(const std::string& dir, const std::string& index, int jobs, bool local);
 // Writes DIR/results.csv and DIR/results.json, prints the table; returns the exit code
-// (0 all ok, 4 all finished but some diverged, 5 some point without a result).
+// (0 all ok, 4 all finished but some diverged, 5 some point without a result, with one line
+// naming the command that runs them: resume_command).
 int collect_sweep(const std::string& dir, bool print_table = true);
+
+// DIR/launch.json: the command line of the launcher that last ran (or submitted) this sweep,
+// and the command that resumes it: the same words (this process's /proc/self/cmdline, as the
+// shell needs them), less --dry-run, with `--out DIR` added where it had none (the same
+// command would plan a new numbered folder). Best effort: a hint must not stop a sweep.
+void record_launch(const SweepPlan& plan, const SweepArgs& a);
+// The resume command launch.json names; without one (a sweep from before it), a description.
+std::string resume_command(const std::string& dir);
 
 }  // namespace nntrain

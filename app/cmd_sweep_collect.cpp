@@ -72,7 +72,41 @@ void print_table(const SweepTable& t) {
   for (const auto& c : cells) line(c);
 }
 
+// This process's argv (/proc/self/cmdline: NUL-separated words); empty when unreadable.
+std::vector<std::string> own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> words;
+  std::string w;
+  while (std::getline(in, w, '\0')) words.push_back(w);
+  return words;
+}
+
 }  // namespace
+
+void record_launch(const SweepPlan& plan, const SweepArgs& a) {
+  try {
+    const std::vector<std::string> argv = own_command_line();
+    if (argv.empty()) return;
+    std::string resume;
+    for (const std::string& w : argv)
+      if (w != "--dry-run") resume += (resume.empty() ? "" : " ") + shell_word(w);
+    if (a.out.empty()) resume += " --out " + shell_word(plan.dir);
+    const json launch = {{"command", argv}, {"cwd", fs::current_path().string()}, {"resume", resume}};
+    write_file_atomic(plan.dir + "/launch.json", launch.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  } catch (const std::exception&) {
+  }
+}
+
+std::string resume_command(const std::string& dir) {
+  const json launch = read_json_or_null(dir + "/launch.json");
+  if (launch.is_object() && launch.contains("resume") && launch.at("resume").is_string()) {
+    const std::string cwd = launch.value("cwd", "");
+    std::error_code ec;
+    const bool here = cwd.empty() || fs::equivalent(cwd, fs::current_path(), ec);
+    return (here ? "" : "cd " + shell_word(cwd) + " && ") + launch.at("resume").get<std::string>();
+  }
+  return "the sweep's command again, with --out " + shell_word(dir);
+}
 
 int collect_sweep(const std::string& dir, bool print) {
   const SweepPlan plan = read_plan(dir);
@@ -116,7 +150,9 @@ int collect_sweep(const std::string& dir, bool print) {
   fmt::print("results: {}/results.csv, {}/results.json\n", plan.dir, plan.dir);
   if (t.exit_code == kExitIncomplete)
     fmt::print(stderr, "nntrain: error: sweep incomplete: some points have no result (missing, failed or interrupted); "
-                       "rerun the same sweep to run them\n");
+                       "{}to run them: {}\n",
+               fs::exists(plan.dir + "/slurm-job.json") ? "once the Slurm job has ended, " : "",
+               resume_command(plan.dir));
   else if (t.exit_code == kExitDiverged)
     fmt::print(stderr, "nntrain: error: every point finished, {} diverged (marked \"diverged\")\n",
                counts.value("diverged", 0));

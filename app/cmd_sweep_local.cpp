@@ -8,15 +8,22 @@
 // table then marks each point's time with the most points that ran at once during it
 // (sweep-run.json records its start and end; core/sweep_plan points_at_once).
 //
-// Signals: each point runs in its own process group, so Ctrl-C at the terminal reaches the
-// launcher alone. The first SIGINT/SIGTERM/SIGHUP makes it start no new point and send one SIGTERM
-// to each running point, which stops after its chunk in flight and writes its results marked
-// interrupted; the launcher waits for them, writes the table and exits 130. A second signal
-// SIGKILLs the points. A point treats every SIGTERM as "stop after this chunk" (a scheduler
-// that signals every process of a job, then the launcher, must not kill it by sending two);
-// whoever started it escalates with SIGKILL. A rerun into the same folder (--out) skips the
-// finished points. One launcher at a time per folder: DIR/sweep.lock, an flock its points
-// inherit, so a launcher that was SIGKILLed still holds the folder while its points run.
+// Signals: each point runs in its own process group (set by the child and by the launcher, so
+// no group signal can reach a point in the moment after fork), so Ctrl-C at the terminal, or
+// `timeout -s INT`'s signal to the launcher's group, reaches the launcher alone. The first
+// SIGINT/SIGTERM/SIGHUP makes it start no new point and send one SIGTERM to each running
+// point, which stops after its chunk in flight and writes its results marked interrupted; the
+// launcher waits for them, writes the table and exits 130. A second signal SIGKILLs the
+// points; the first one again (the same sender within a second: `timeout` and a shell's
+// `kill` signal the launcher, then its group) is not a second one. A point starts with these
+// signals blocked and unblocks them once its handler is in place: a SIGTERM sent as it starts
+// stops it after its first chunk instead of killing it before it wrote anything (a "missing"
+// point with an empty log). A point treats every SIGTERM as "stop after this chunk" (a
+// scheduler that signals every process of a job, then the launcher, must not kill it by
+// sending two); whoever started it escalates with SIGKILL. A rerun into the same folder
+// (--out) skips the finished points: the command every hint names (DIR/launch.json). One
+// launcher at a time per folder: DIR/sweep.lock, an flock its points inherit, so a launcher
+// that was SIGKILLed still holds the folder while its points run.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <signal.h>
@@ -38,6 +45,7 @@
 #include "commands.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
+#include "sweep_plan.hpp"
 #include "sysinfo.hpp"
 #include "trainer.hpp"
 
@@ -108,25 +116,46 @@ json run_info(size_t index, int jobs, int threads, bool local) {
 
 // `sweep --run-point`: every SIGTERM (and SIGINT, unless ignored) asks for a stop after the
 // chunk in flight; none kills (see the top of this file).
-void on_point_signal(int) { request_stop(); }
+void on_point_signal(int, siginfo_t*, void*) { request_stop(); }
 
-// The local launcher: counts signals (the first stops, the second kills the points).
+// The local launcher: 1 after the first stop signal, 2 after a second one (the points are
+// then SIGKILLed); the first one's sender and time tell its duplicate from a second signal.
+// The handler blocks the other stop signals while it runs: these are never written at once.
 volatile std::sig_atomic_t g_launcher_signals = 0;
-void on_launcher_signal(int) {
-  g_launcher_signals = g_launcher_signals + 1;
+volatile long g_first_from = 0;
+volatile double g_first_t = 0;
+void on_launcher_signal(int, siginfo_t* info, void*) {
+  timespec now {};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);  // (async-signal-safe)
+  const double t = double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
+  const long from = info ? long(info->si_pid) : 0;
+  if (g_launcher_signals == 0) {
+    g_first_from = from;
+    g_first_t = t;
+    g_launcher_signals = 1;
+  } else if (!same_stop_signal(g_first_from, g_first_t, from, t)) {
+    g_launcher_signals = 2;
+  }
   request_stop();
 }
 
-void install_handler(void (*handler)(int)) {
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, sig);
+  return set;
+}
+
+void install_handler(void (*handler)(int, siginfo_t*, void*)) {
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction old {};
     // A background job's SIGINT is ignored: keep it so (as train does).
     // So is a SIGHUP ignored by nohup.
     if (sig != SIGTERM && ::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
     struct sigaction sa {};
-    sa.sa_handler = handler;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
+    sa.sa_sigaction = handler;
+    sa.sa_mask = stop_signals();
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     ::sigaction(sig, &sa, nullptr);
   }
 }
@@ -135,6 +164,10 @@ void install_handler(void (*handler)(int)) {
 
 int run_point(const std::string& dir, const std::string& index_text, int jobs, bool local) {
   install_handler(on_point_signal);
+  // The local launcher starts a point with the stop signals blocked (spawn_point): one that
+  // came meanwhile is delivered now, to the handler.
+  const sigset_t stops = stop_signals();
+  ::sigprocmask(SIG_UNBLOCK, &stops, nullptr);
   const SweepPlan plan = read_plan(dir);
   const size_t i = parse_index(index_text, plan.size());
   const std::string pdir = plan.point_dir(i);
@@ -183,8 +216,9 @@ int run_point(const std::string& dir, const std::string& index_text, int jobs, b
 namespace {
 
 // fork + exec of `nntrain sweep --run-point DIR I --jobs J`, its output to the point's
-// train.log. Signal dispositions are inherited: a sweep started with SIGINT ignored (a
-// background job) starts its points the same way.
+// train.log, in a process group of its own, with the stop signals blocked until run_point has
+// its handler (see the top of this file). Ignored signals stay ignored: a sweep started with
+// SIGINT ignored (a background job) starts its points the same way.
 pid_t spawn_point(const std::string& exe, const SweepPlan& plan, size_t i, int jobs) {
   const std::string log = plan.point_dir(i) + "/train.log";
   const std::vector<std::string> argv = {exe, "sweep", "--run-point", plan.dir, std::to_string(i),
@@ -192,9 +226,19 @@ pid_t spawn_point(const std::string& exe, const SweepPlan& plan, size_t i, int j
   std::vector<char*> args;
   for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
   args.push_back(nullptr);
+  const sigset_t stops = stop_signals();
+  sigset_t before;
+  ::sigprocmask(SIG_BLOCK, &stops, &before);
   const pid_t pid = ::fork();
-  if (pid < 0) throw IoError(std::string("cannot start a sweep point: fork failed: ") + std::strerror(errno));
-  if (pid > 0) return pid;
+  if (pid != 0) {
+    const int fork_errno = errno;
+    // Both sides set the group: whichever runs first, no group signal reaches the point.
+    // (EACCES: the child has exec'd, its group already set; ESRCH: it has ended.)
+    if (pid > 0) ::setpgid(pid, pid);
+    ::sigprocmask(SIG_SETMASK, &before, nullptr);
+    if (pid < 0) throw IoError(std::string("cannot start a sweep point: fork failed: ") + std::strerror(fork_errno));
+    return pid;
+  }
   ::setpgid(0, 0);  // the terminal's Ctrl-C goes to the launcher, which passes it on once
   const int in = ::open("/dev/null", O_RDONLY);
   const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -220,23 +264,33 @@ void say(fmt::format_string<T...> f, T&&... args) noexcept {
 // write it) ends now at the latest: the launcher calls this once the point has gone, so that
 // collect does not count it as running beside every later point. Best effort: it only labels
 // times, and must not stop a sweep.
-void close_open_run(const SweepPlan& plan, size_t i) {
+// `signal`: the launcher's SIGKILL (after a second stop signal) that ended the point, recorded
+// with the exit code the point could not write (collect: interrupted, not missing).
+void close_open_run(const SweepPlan& plan, size_t i, int signal = 0) {
   const std::string file = plan.point_dir(i) + "/sweep-run.json";
   try {
     json info = read_json_or_null(file);
     if (!info.is_object() || !info.contains("started_unix") || info.contains("finished_unix")) return;
     info["finished_unix"] = unix_seconds();
     info["finished_note"] = "the point recorded no end: the launcher's time after it had ended";
+    if (signal > 0) {
+      info["exit_code"] = 128 + signal;
+      info["signal"] = signal;
+    }
     write_file_atomic(file, info.dump(2) + "\n");
   } catch (const std::exception&) {
   }
 }
 
+// What the point left, as the table will say it: its summary decides (a point whose stop came
+// after its last epoch exits 130 with a whole result: ok), else its exit code.
 std::string outcome(const SweepPlan& plan, size_t i, int rc) {
   const json s = read_point_summary(plan, i);
   std::string loss;
   if (s.is_object() && s.contains("runs") && !s["runs"].empty() && s["runs"][0]["final_loss"].is_number())
     loss = fmt::format(", final loss {:.6g}", s["runs"][0]["final_loss"].get<double>());
+  if (point_finished(s.is_null() ? nullptr : &s, plan.point(i).value("devices", json::array()).size()))
+    return s.value("status", "") == "diverged" ? "diverged" : "ok" + loss;
   if (rc == kExitOk) return "ok" + loss;
   if (rc == kExitDiverged) return "diverged";
   if (rc == kExitInterrupted) return "interrupted";
@@ -245,8 +299,11 @@ std::string outcome(const SweepPlan& plan, size_t i, int rc) {
 
 }  // namespace
 
+void install_launcher_signals() { install_handler(on_launcher_signal); }
+
 int run_local(const SweepPlan& plan, const SweepArgs& a) {
   const std::vector<size_t> todo = unfinished_points(plan);
+  record_launch(plan, a);
   const int jobs = int(std::max<size_t>(1, std::min<size_t>(size_t(a.jobs), todo.size())));
   fmt::print(stderr, "nntrain: sweep {}: {} points, {} finished earlier, {} to run{}\n", plan.dir, plan.size(),
              plan.size() - todo.size(), todo.size(), jobs > 1 ? fmt::format(" ({} at once)", jobs) : "");
@@ -270,7 +327,7 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
   // it): they held this lock, so they have all ended by now.
   for (size_t i = 0; i < plan.size(); ++i) close_open_run(plan, i);
   const std::string exe = self_executable();
-  install_handler(on_launcher_signal);
+  install_launcher_signals();  // (cmd_sweep did already; --run-point's callers may not)
   std::map<pid_t, size_t> running;
   size_t next = 0, done = 0;
   bool forwarded = false, killed = false;
@@ -284,7 +341,7 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
       for (const auto& [pid, i] : running) ::kill(pid, SIGTERM);
       forwarded = true;
       say("nntrain: sweep stopping: {} running point(s) stop after their chunk in flight "
-          "(signal again to kill them now)\n", running.size());
+          "(signal again, a second later, to kill them now)\n", running.size());
     }
     if (g_launcher_signals >= 2 && !killed) {
       for (const auto& [pid, i] : running) ::kill(pid, SIGKILL);
@@ -295,7 +352,7 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
     if (pid > 0 && running.count(pid)) {
       const size_t i = running[pid];
       running.erase(pid);
-      close_open_run(plan, i);
+      close_open_run(plan, i, killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? SIGKILL : 0);
       const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       ++done;
       if (!a.quiet) say("nntrain: sweep [{}/{}] point {}: {}\n", done, todo.size(), i, outcome(plan, i, rc));
@@ -303,15 +360,12 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  // One hint: collect's line naming the command that resumes (launch.json), not a second one.
+  if (stop_requested()) say("nntrain: sweep interrupted; the points that finished are kept\n");
   const int code = collect_sweep(plan.dir);
   ::close(lock_fd);  // (the points that inherited it have ended)
-  if (stop_requested()) {
-    // Without --out the same command would plan a new numbered folder.
-    say("nntrain: sweep interrupted; {} to resume (finished points are kept)\n",
-        a.out.empty() ? "rerun it with --out " + shell_word(plan.dir) : std::string("rerun the same command"));
-    return kExitInterrupted;
-  }
-  return code;
+  // A stop after every point had its result interrupted nothing: the table's code.
+  return stop_requested() && code == kExitIncomplete ? kExitInterrupted : code;
 }
 
 }  // namespace nntrain

@@ -128,6 +128,7 @@ std::string submit(const std::string& script) {
 
 int run_slurm(const SweepPlan& plan, const SweepArgs& a) {
   const std::vector<size_t> todo = unfinished_points(plan);
+  record_launch(plan, a);
   if (todo.empty()) {
     fmt::print(stderr, "nntrain: sweep {}: all {} points have a result; nothing to submit\n", plan.dir, plan.size());
     return collect_sweep(plan.dir);

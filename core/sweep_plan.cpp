@@ -70,10 +70,20 @@ std::string point_dir(size_t index, size_t n_points) {
   return fmt::format("points/{:0{}}", index, point_dir_digits(n_points));
 }
 
-bool point_finished(const json* summary) {
+bool run_complete(const json& run) {
+  if (!run.is_object() || !run.contains("epochs") || !run.contains("epochs_requested")) return false;
+  const json& done = run.at("epochs");
+  const json& asked = run.at("epochs_requested");
+  return done.is_number_integer() && asked.is_number_integer() && asked.get<long>() > 0 && done == asked;
+}
+
+bool point_finished(const json* summary, size_t devices) {
   if (!summary || !summary->is_object()) return false;
   const std::string s = summary->value("status", "");
-  return s == "ok" || s == "diverged";
+  if (s == "ok" || s == "diverged") return true;
+  if (s != "interrupted" || !summary->contains("runs") || !summary->at("runs").is_array()) return false;
+  const json& runs = summary->at("runs");
+  return runs.size() >= std::max<size_t>(devices, 1) && std::all_of(runs.begin(), runs.end(), run_complete);
 }
 
 namespace {
@@ -142,7 +152,13 @@ SweepRow run_row(const json& point, const json* run_info, const json& run) {
   }
   if (r.status == "diverged" && run.contains("diverged_epoch"))
     r.note = fmt::format("diverged at epoch {}", run.at("diverged_epoch").dump());
-  if (r.status == "interrupted") r.note = fmt::format("interrupted after epoch {}", r.epochs);
+  if (r.status == "interrupted" && run_complete(run)) {
+    // The stop came after the last chunk: every epoch trained, the model written.
+    r.status = "ok";
+    r.note = "the stop came after its last epoch";
+  } else if (r.status == "interrupted") {
+    r.note = fmt::format("interrupted after epoch {}", r.epochs);
+  }
   return r;
 }
 
@@ -160,14 +176,32 @@ std::vector<SweepRow> point_rows(const json& point, const json* summary, const j
       r.note = text_at(summary, "error");
       rows.push_back(r);
     }
-    if (!rows.empty()) return rows;
+    if (!rows.empty()) {
+      // A device the run never reached (an earlier one was interrupted or failed): its own
+      // row, so the point is not counted finished on the first device's result alone.
+      const bool stopped = summary->value("status", "") == "interrupted";
+      for (const auto& d : point.value("devices", json::array())) {
+        if (!d.is_string() || std::any_of(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.device == d; }))
+          continue;
+        SweepRow r = base_row(point, run_info);
+        r.device = d.get<std::string>();
+        r.status = stopped ? "interrupted" : "missing";
+        r.note = stopped ? "not run: the stop came before this device" : "not run: an earlier device did not finish";
+        rows.push_back(r);
+      }
+      return rows;
+    }
   }
   // No result: one row per device the point was to train, saying why.
   const bool ended = run_info && run_info->contains("exit_code") && run_info->at("exit_code").is_number();
   for (const auto& d : point.value("devices", json::array({"cpu"}))) {
     SweepRow r = base_row(point, run_info);
     r.device = d.get<std::string>();
-    if (ended) {
+    if (ended && run_info->contains("signal")) {
+      // The launcher's SIGKILL after a second stop signal: cut off, not a failure of its own.
+      r.status = "interrupted";
+      r.note = fmt::format("killed by signal {} before it wrote a result", run_info->at("signal").dump());
+    } else if (ended) {
       r.status = "failed";
       r.note = !log_error.empty() ? log_error
                                   : fmt::format("exited with code {} and no summary.json", run_info->at("exit_code").dump());

@@ -36,8 +36,23 @@ int point_dir_digits(size_t n_points);
 std::string point_dir(size_t index, size_t n_points);
 
 // A point that reached a result: summary.json with status ok or diverged (a rerun of a
-// diverged point diverges again: it is a result). Interrupted, failed and missing are not.
-bool point_finished(const nlohmann::json* summary);
+// diverged point diverges again: it is a result), or interrupted only after every one of its
+// `devices` runs had trained all its epochs (the stop came after the last chunk: the model
+// and curve are whole; run_complete). Interrupted, failed and missing are not: a rerun runs them.
+bool point_finished(const nlohmann::json* summary, size_t devices);
+// One run of summary.json's "runs" that trained every epoch it was asked for.
+bool run_complete(const nlohmann::json& run);
+
+// The local launcher's stop signals: true when a signal from `from` (siginfo's si_pid, 0 from
+// the kernel: a terminal's Ctrl-C) at `t` seconds is the first one again rather than a second
+// signal: the same sender within kSameSignalSeconds. `timeout -s INT` and a shell's kill of a
+// job signal the launcher and then its process group, which holds the launcher too, so one
+// stop arrives twice (once in ~20 tries as two deliveries, which had SIGKILLed the points).
+// No allocation: called from a signal handler.
+constexpr double kSameSignalSeconds = 1.0;
+inline bool same_stop_signal(long first_from, double first_t, long from, double t) {
+  return from == first_from && t - first_t < kSameSignalSeconds;
+}
 
 // One row of the collected table: one device's run of one point (a point with no result has
 // one row per device it was to train).

@@ -543,6 +543,19 @@ mutant load-keeps-adam-step core/optimizer.cpp '[backends_run]' \
   'step_ = adam_initial_step();' \
   '(void)0;' \
   "Adam: reset() keeps the step count (a re-loaded run's bias correction starts late)"
+# Sweep interrupts and resume (issue 44 item 7, issue 46 class 2).
+mutant sweep-resume-interrupted core/sweep_plan.cpp 'sweep resume*,sweep local: every interrupted*' \
+  'if (s == "ok" || s == "diverged") return true;' \
+  'if (s == "ok" || s == "diverged" || s == "interrupted") return true;' \
+  'sweep: a resume treats an interrupted point as finished (rerunning never completes it: exit 5 forever)'
+mutant sweep-stop-after-last core/sweep_plan.cpp 'sweep resume*' \
+  'if (r.status == "interrupted" && run_complete(run)) {' \
+  'if (false) {' \
+  'sweep table: a point whose stop came after its last epoch is "interrupted" (rerun) though its model is whole'
+mutant sweep-dup-signal app/cmd_sweep_local.cpp 'sweep local: Ctrl-C*' \
+  '} else if (!same_stop_signal(g_first_from, g_first_t, from, t)) {' \
+  '} else {' \
+  "sweep: the process group's copy of a stop signal (timeout -s INT) counts as a second one and SIGKILLs the points"
 
 # ---------------------------------------------------------------------------------------------
 selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
