@@ -2,9 +2,7 @@
 # check_layers.sh — the folders' arrows point down (docs/ARCHITECTURE.md): app/ may include
 # anything; core/ only core/ (and the generated build_info.hpp); kernels/cpu/ and
 # kernels/cuda/ only their own folder and core/. Also: no file in app/, core/ or kernels/
-# over 500 lines, but one: kernels/cuda/fused_v2.cu, the GPU's fused trainer of the earlier
-# design (its kernel alone ~340 lines), which the resident-trainer issue replaces rather than
-# splits. Run by CTest (layers_point_down); prints each violation and exits 1 if any.
+# over 500 lines. Run by CTest (layers_point_down); prints each violation and exits 1 if any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bad=0
@@ -27,11 +25,9 @@ check() {  # check FOLDER ALLOWED_FOLDER...
 check core core
 check kernels/cpu kernels/cpu core
 check kernels/cuda kernels/cuda core
-long_ok=kernels/cuda/fused_v2.cu  # the one exception (see the top)
 while IFS= read -r f; do
-  [[ $f == "$long_ok" ]] && continue
   n=$(wc -l < "$f")
   if ((n > 500)); then echo "check_layers: $f has $n lines (keep app/, core/ and kernels/ files under 500)" >&2; bad=1; fi
 done < <(find app core kernels -type f | sort)
 if ((bad)); then exit 1; fi
-echo "check_layers: core includes only core; kernels/cpu and kernels/cuda only themselves and core; app/, core/ and kernels/ files under 500 lines (but $long_ok)"
+echo "check_layers: core includes only core; kernels/cpu and kernels/cuda only themselves and core; app/, core/ and kernels/ files under 500 lines"

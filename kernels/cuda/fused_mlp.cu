@@ -22,38 +22,16 @@ namespace {
 
 constexpr int kSmallSharedLimit = 48 * 1024;  // usable without opting in
 
+// One thread's sample, down its own column of the tile (no barrier between layers): forward,
+// loss and output delta, backward deltas. Returns the sample's loss (0 for a padding sample,
+// whose deltas are 0).
 template <int S>
-__global__ void __launch_bounds__(S) fused_forward_backward_kernel(const float* __restrict__ params,
-                                                                   const float* __restrict__ x,
-                                                                   const float* __restrict__ y, TrainState* state,
-                                                                   StepDesc d, AdamHyper h, FusedNet net,
-                                                                   float two_over_count,
-                                                                   float* __restrict__ grad_partial,
-                                                                   double* __restrict__ loss_partial) {
+__device__ __forceinline__ double v1_sample_pass(const FusedNet& net, const float* sw, float* sa, float* sd,
+                                                 const float* __restrict__ y, bool live, size_t row,
+                                                 float two_over_count, int tid) {
   constexpr int SP = S + 1;
-  extern __shared__ __align__(16) unsigned char smem[];
-  const int P = net.params;
-  float* sw = reinterpret_cast<float*>(smem);
-  float* sa = sw + ((P + 3) & ~3);
-  float* sd = sa + net.rows * SP;
-  double* sred = reinterpret_cast<double*>(sd + net.rows * SP);  // 8-aligned: 4·(even count) bytes before it
-
-  const int tid = threadIdx.x;
   const int L = net.layers;
-  const int n_in = net.widths[0], n_out = net.widths[L];
-
-  // Only stage 2 reads the Adam scalars, after this kernel has finished.
-  if (blockIdx.x == 0 && tid == 0) state->adam = adam_next_step(state->adam, h);
-
-  for (int k = tid; k < P; k += S) sw[k] = params[k];
-  const int base = blockIdx.x * S;
-  const int valid = min(S, d.count - base);
-  const bool live = tid < valid;
-  size_t row = 0;
-  if (live) row = batch_row(d, state->epoch, uint32_t(d.batch_offset + base + tid));
-  for (int i = 0; i < n_in; ++i) sa[i * SP + tid] = live ? x[row * n_in + i] : 0.0f;
-  __syncthreads();
-
+  const int n_out = net.widths[L];
   // Forward, down this thread's column.
   for (int l = 0; l < L; ++l) {
     const int in = net.widths[l], out = net.widths[l + 1];
@@ -101,9 +79,16 @@ __global__ void __launch_bounds__(S) fused_forward_backward_kernel(const float* 
       din[i * SP] = __fmul_rn(s, act_derivative_from_output(a, al[i * SP]));
     }
   }
-  __syncthreads();
+  return loss;
+}
 
-  // Per-block gradient: parameter k of layer l (W row-major, then b) summed over the tile.
+// Per-block gradient, after the barrier that ends the sample passes: parameter k of layer l
+// (W row-major, then b) summed over the tile's samples in order.
+template <int S>
+__device__ __forceinline__ void v1_block_gradient(const FusedNet& net, const float* sa, const float* sd, int valid,
+                                                  int tid, float* __restrict__ grad_partial) {
+  constexpr int SP = S + 1;
+  const int L = net.layers;
   const int blocks = gridDim.x;
   for (int l = 0; l < L; ++l) {
     const int in = net.widths[l], out = net.widths[l + 1];
@@ -124,6 +109,42 @@ __global__ void __launch_bounds__(S) fused_forward_backward_kernel(const float* 
       grad_partial[size_t(net.woff[l] + k) * blocks + blockIdx.x] = acc;
     }
   }
+}
+
+template <int S>
+__global__ void __launch_bounds__(S) fused_forward_backward_kernel(const float* __restrict__ params,
+                                                                   const float* __restrict__ x,
+                                                                   const float* __restrict__ y, TrainState* state,
+                                                                   StepDesc d, AdamHyper h, FusedNet net,
+                                                                   float two_over_count,
+                                                                   float* __restrict__ grad_partial,
+                                                                   double* __restrict__ loss_partial) {
+  constexpr int SP = S + 1;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int P = net.params;
+  float* sw = reinterpret_cast<float*>(smem);
+  float* sa = sw + ((P + 3) & ~3);
+  float* sd = sa + net.rows * SP;
+  double* sred = reinterpret_cast<double*>(sd + net.rows * SP);  // 8-aligned: 4·(even count) bytes before it
+
+  const int tid = threadIdx.x;
+  const int n_in = net.widths[0];
+
+  // Only stage 2 reads the Adam scalars, after this kernel has finished.
+  if (blockIdx.x == 0 && tid == 0) state->adam = adam_next_step(state->adam, h);
+
+  for (int k = tid; k < P; k += S) sw[k] = params[k];
+  const int base = blockIdx.x * S;
+  const int valid = min(S, d.count - base);
+  const bool live = tid < valid;
+  size_t row = 0;
+  if (live) row = batch_row(d, state->epoch, uint32_t(d.batch_offset + base + tid));
+  for (int i = 0; i < n_in; ++i) sa[i * SP + tid] = live ? x[row * n_in + i] : 0.0f;
+  __syncthreads();
+
+  double loss = v1_sample_pass<S>(net, sw, sa, sd, y, live, row, two_over_count, tid);
+  __syncthreads();
+  v1_block_gradient<S>(net, sa, sd, valid, tid, grad_partial);
 
   loss = block_sum_fixed<S>(loss, sred);
   if (tid == 0) loss_partial[blockIdx.x] = loss;
