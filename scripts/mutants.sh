@@ -434,6 +434,18 @@ mutant sweep-slurm-dir app/cmd_sweep.cpp '[slurm]' \
   'check_slurm_dir(fs::absolute(out).lexically_normal().string());' \
   ';' \
   'sweep: a folder with a space goes into #SBATCH --output and breaks submission'
+mutant both-keeps-missing-gpu app/preflight.cpp '[nogpu]' \
+  'cfg.device = DeviceChoice::cpu;' \
+  ';' \
+  'no-GPU path: --device both on a machine without a usable GPU is exit 3, not the CPU half'
+mutant no-gpu-hint app/preflight.cpp '[nogpu]' \
+  '(d == Device::gpu ? std::string("; ") + kCpuHalfHint : "")' \
+  'std::string()' \
+  'no-GPU path: exit 3 without the hint that --device cpu runs the CPU half'
+mutant no-driver-words core/gpu_info.hpp '[nogpu]' \
+  'if (!libcuda_loadable) return' \
+  'if (libcuda_loadable) return' \
+  'no-GPU path: a machine without a driver is told its driver is too old'
 mutant sweep-alloc-threads app/cmd_sweep_local.cpp '[slurm]' \
   'if (jobs > 1) return std::max(1, (cpus > 0 ? cpus : hardware_threads()) / jobs);' \
   'if (jobs > 1 && cpus == 0) return std::max(1, hardware_threads() / jobs);' \
