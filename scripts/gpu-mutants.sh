@@ -70,12 +70,43 @@ gmutant res-sync-missing kernels/cuda/resident.cu 'resident: one SGD step*' \
   '    grad_partials(B, n, l);' \
   'resident: no barrier between the partial sums and the owners reading them'
 
+# The exact-shape kernel (2-20-5-1 relu: resident_exact.cuh, built into resident.cu).
+gmutant rex-slice-skipped kernels/cuda/resident_exact.cuh 'resident: one SGD step*' \
+  'for (int g = 1; g < G; ++g) sum = __fadd_rn(sum, part[(g - 1) * kExItems + t.k]);' \
+  'for (int g = 1; g < G - 1; ++g) sum = __fadd_rn(sum, part[(g - 1) * kExItems + t.k]);' \
+  "resident exact kernel: an owner leaves out its item's last slice"
+gmutant rex-owner-spos kernels/cuda/resident_exact.cuh 'resident: one SGD step*' \
+  'if (k < 165) return kExSB1 + (k - 160);' \
+  'if (k <= 165) return kExSB1 + (k - 160);' \
+  "resident exact kernel: the owner of the last layer's first weight places it in the bias row (range off by one)"
+gmutant rex-ragged-group kernels/cuda/resident_exact.cuh 'resident: one SGD step*' \
+  't.hi4 = min(n.batch4 / 4, t.lo4 + len4);' \
+  't.hi4 = min(n.batch / 4, t.lo4 + len4);' \
+  'resident exact kernel: the last (ragged) float4 group of samples left out of the gradient'
+gmutant rex-last-batch-scale kernels/cuda/resident_exact.cuh 'resident: shuffled mini-batches*' \
+  'b == c.batches - 1 ? sc.two_last : sc.two_full);' \
+  'sc.two_full);' \
+  "resident exact kernel: the short last mini-batch's gradient scaled as a full batch's"
+gmutant rex-adam-table-index kernels/cuda/resident_exact.cuh 'resident: shuffled mini-batches*' \
+  'const AdamStep a = table[e * c.batches + b];' \
+  'const AdamStep a = table[e * c.batches];' \
+  "resident exact kernel: every mini-batch of an epoch takes the epoch's first Adam bias correction"
+gmutant rex-shuffle-row kernels/cuda/resident_exact.cuh 'resident: shuffled mini-batches*' \
+  'const uint32_t pos = uint32_t(b * n.batch + t.tid);' \
+  'const uint32_t pos = uint32_t(t.tid);' \
+  "resident exact kernel: every mini-batch reads the first batch's shuffled rows"
+gmutant rex-sync-missing kernels/cuda/resident_exact.cuh 'resident: one SGD step*' \
+  '    if (t.g > 0 && t.g < G) part[(t.g - 1) * kExItems + t.k] = sum;
+    __syncthreads();' \
+  '    if (t.g > 0 && t.g < G) part[(t.g - 1) * kExItems + t.k] = sum;' \
+  "resident exact kernel: no barrier between the second slice's sums and the owners reading them"
+
 # --- the fused path (kernels/cuda/fused_v2.cu) ------------------------------------------
 gmutant v2-ticket-reset kernels/cuda/fused_v2.cu 'fused v2: one SGD step*,fused v2: shuffled mini-batches*' \
   'if (s_last) sc.tickets[1 + g] = 0;' \
   'if (s_last) (void)0;' \
   "fused v2: the last block does not reset its group's ticket (later steps never update)"
-gmutant v2-ragged-live kernels/cuda/fused_v2.cu 'fused v2: one SGD step*' \
+gmutant v2-ragged-live kernels/cuda/fused_v2.cu 'padding samples of a ragged batch*' \
   'const bool live = base + smp < d.count;' \
   'const bool live = base + smp <= d.count;' \
   'fused v2: the first padding sample of the ragged last block counts as a sample'
@@ -114,6 +145,8 @@ gmutant reduce-last-level kernels/cuda/reduce.cuh 'MSE delta*' \
 
 # ---------------------------------------------------------------------------------------------
 selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
+# The alternatives of a Catch2 filter, one a line (split at the commas not escaped).
+alternatives() { printf '%s' "$1" | perl -ne 'print "$_\n" for split /(?<!\\),/'; }
 occurrences() { FROM="${froms[$1]}" perl -0777 -ne '$n = () = /\Q$ENV{FROM}\E/g; print $n' "$2" 2>/dev/null || echo 0; }
 
 if [[ "${1:-}" == --list ]]; then
@@ -245,7 +278,7 @@ for i in "${!ids[@]}"; do
       echo "gpu-mutants: ERROR: ${ids[$i]}: its filter's part '$alt' names no [gpu] test case"
       exit 2
     fi
-  done < <(printf '%s' "${filters[$i]}" | perl -ne 'print "$_\n" for split /(?<!\\),/')
+  done < <(alternatives "${filters[$i]}")
 done
 
 # run_filter LANE FILTER LOG: the filter's cases on the simulator, in the lane's run folder
@@ -279,11 +312,12 @@ declare -A seen_filter=()
 base=()
 for i in "${!ids[@]}"; do
   selected "${ids[$i]}" || continue
-  f="${filters[$i]}"
-  [[ -n "${seen_filter[$f]:-}" ]] && continue
-  seen_filter[$f]=1
-  g=$((${#seen_filter[@]} % LANES))
-  base[g]="${base[g]:+${base[g]},}$f"
+  while IFS= read -r f; do
+    [[ -n "${seen_filter[$f]:-}" ]] && continue
+    seen_filter[$f]=1
+    g=$((${#seen_filter[@]} % LANES))
+    base[g]="${base[g]:+${base[g]},}$f"
+  done < <(alternatives "${filters[$i]}")
 done
 for g in "${!base[@]}"; do tasks+=("base:${base[$g]}"); done
 nbase=${#tasks[@]}
