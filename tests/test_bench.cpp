@@ -300,7 +300,7 @@ TEST_CASE("bench exports a header to reproduce the run: date, command line, conf
           "[bench][cli][report]") {
   const std::string dir = fresh_dir("bench_header");
   fs::create_directories(dir);
-  const auto r = run_nntrain("bench --config configs/peaks.json --devices cpu --reps 3 --warmup 0 --export-json " +
+  const auto r = run_nntrain("bench --config configs/peaks.json --device cpu --reps 3 --warmup 0 --export-json " +
                              dir + "/b.json --export-markdown " + dir + "/b.md train.epochs=5 data.grid=5 "
                              "'model.layers=[2,6,1]'");
   INFO(r.err);
@@ -308,7 +308,7 @@ TEST_CASE("bench exports a header to reproduce the run: date, command line, conf
   const json b = json::parse(slurp(dir + "/b.json"));
   const json& c = b["context"];
   // argv as run: the binary, then every argument as the shell passed it.
-  const std::vector<std::string> want = {"bench", "--config", "configs/peaks.json", "--devices", "cpu", "--reps", "3",
+  const std::vector<std::string> want = {"bench", "--config", "configs/peaks.json", "--device", "cpu", "--reps", "3",
                                          "--warmup", "0", "--export-json", dir + "/b.json", "--export-markdown",
                                          dir + "/b.md", "train.epochs=5", "data.grid=5", "model.layers=[2,6,1]"};
   REQUIRE(c["argv"].size() == want.size() + 1);
@@ -350,7 +350,7 @@ TEST_CASE("bench flags repeats that disagree: one repeat stopped for 1.5 s is ma
   KillOnExit cleanup{dir};
   json b;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const std::vector<std::string> argv = {NNTRAIN_BINARY, "bench", "--config", "configs/peaks.json", "--devices",
+    const std::vector<std::string> argv = {NNTRAIN_BINARY, "bench", "--config", "configs/peaks.json", "--device",
                                            "cpu", "--reps", "3", "--warmup", "0", "--export-json", dir + "/b.json",
                                            "--export-markdown", dir + "/b.md", "train.epochs=1000",
                                            "train.log_every=20", "data.grid=200", "cpu.threads=1"};
