@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   const Kernels& k = nntrain::fast::kernels_generic();
 #endif
   constexpr int T = 256, kAcc = 172, kParams = 171, kStride = 176;
-  const size_t L = size_t(k.lanes);
+  const size_t L = size_t(nntrain::fast::kAccLanes);  // floats per accumulator
   // The reference net's parameters and one tile's rows (inputs, target, activations, deltas).
   Buf W0(40), b0(20), W1(100), b1(5), W2(5), b2(1);
   Buf X(3 * T), H(20 * T), Z(5 * T), Z2(T), D(20 * T), P(20 * T);

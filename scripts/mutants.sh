@@ -111,10 +111,10 @@ mutant mse-mean-outputs core/reference_math.hpp '[gradcheck]' \
 # backward into deeper hidden layers, which 2-20-5-1 does not take: that one survived
 # [sizes] and is caught by test_fast_cpu.cpp's deeper and wider nets).
 mutant relu-backward kernels/cpu/cpu_fast_kernels_backward.inc '[sizes]' \
-  '        p = a > vf{} ? p : vf{};
-      else if constexpr (ACT != 0)' \
-  '        p = a >= vf{} ? p : vf{};
-      else if constexpr (ACT != 0)' \
+  '          p = a > vf{} ? p : vf{};
+        else if constexpr (ACT != 0)' \
+  '          p = a >= vf{} ? p : vf{};
+        else if constexpr (ACT != 0)' \
   'fast kernels: relu passes the gradient through units that are off (output 0)'
 mutant relu-backward-deep kernels/cpu/cpu_fast_kernels_forward.inc '[fast]~[sizes]' \
   'v = y > vf{} ? v : vf{};' \
@@ -156,9 +156,19 @@ mutant tail-full-rounds-up kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
   'const int full = (f.count < f.T ? f.count + LANES - 1 : f.T) / LANES * LANES;' \
   'fast kernels: the forward tail takes the partial vector of a ragged tile unmasked'
 mutant tail-masked-skip kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
-  'for (int c = full; c < f.T; c += LANES)' \
-  'for (int c = full + LANES; c < f.T; c += LANES)' \
+  'for (; c < f.T; c += kAccLanes) ff_tail_vec<OUT, ACT1, true>' \
+  'for (c += kAccLanes; c < f.T; c += kAccLanes) ff_tail_vec<OUT, ACT1, true>' \
   'fast kernels: the forward tail skips the first vector that holds padding'
+# The same bits on every instruction set (tests/test_fast_isa_bits.cpp): a kernel set that
+# multiplies then adds, or whose lanes sum in another order than AVX-512's 16.
+mutant generic-fma-unfused kernels/cpu/cpu_fast_generic.cpp '[isa]' \
+  '  return vf(_mm_movelh_ps(_mm_cvtpd_ps(lo), _mm_cvtpd_ps(hi)));' \
+  '  return a * b + c;  // two roundings' \
+  'generic kernels: multiply-adds rounded twice (the results then differ from AVX-512 and AVX2)'
+mutant loss-lanes-width kernels/cpu/cpu_fast_kernels_backward.inc '[isa]' \
+  'lsum[h] = lsum[h] + (valid ? diff * diff : zero);' \
+  'lsum[0] = lsum[0] + (valid ? diff * diff : zero);' \
+  'output delta: the loss summed in the vector width'"'"'s lanes, not 16 (AVX2 and generic differ from AVX-512)'
 # The mini-batch input paths: records transposed for shuffled tiles, rows read in place for
 # unshuffled ones (test_fast_cpu.cpp runs both against the reference).
 mutant gather-transpose kernels/cpu/cpu_fast_kernels_shuffle.inc '[fast]~[sizes]' \

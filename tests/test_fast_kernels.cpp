@@ -52,7 +52,7 @@ TEST_CASE("fast kernels: the fused forward's tail gives the bits of output_delta
   const int T = 256, K = 20;
   for (const std::string& isa : fast_cpu_isas()) {
     const fast::Kernels& k = kernels_for(isa);
-    const size_t lanes = size_t(k.lanes);
+    const size_t lanes = size_t(fast::kAccLanes);  // floats per accumulator
     for (int nx : {1, 2}) {
       for (int out : {1, 5, 8}) {
         for (int act : {1, 4, 0}) {  // relu, leaky_relu, identity (the fused activations)
@@ -119,7 +119,7 @@ TEST_CASE("fast kernels: the fused backward of the first two layers gives the bi
   // apart, one and several vectors a tile, fresh and accumulating.
   for (const std::string& isa : fast_cpu_isas()) {
     const fast::Kernels& k = kernels_for(isa);
-    const size_t lanes = size_t(k.lanes);
+    const size_t lanes = size_t(fast::kAccLanes);  // floats per accumulator
     for (int nx : {1, 2}) {
       for (int out : {1, 2, 3, 4, 5, 6, 8, 9}) {
         for (int in : {1, 2, 20, 33, 40}) {
@@ -168,7 +168,7 @@ TEST_CASE("fast kernels: the fused backward keeps the unfused kernels' signed ze
   const int T = 64, in = 20, nx = 2;
   for (const std::string& isa : fast_cpu_isas()) {
     const fast::Kernels& k = kernels_for(isa);
-    const size_t lanes = size_t(k.lanes);
+    const size_t lanes = size_t(fast::kAccLanes);  // floats per accumulator
     for (int out : {1, 3, 5, 8}) {
       INFO(isa << ": " << nx << " -> " << in << " -> " << out);
       Buf W(size_t(out * in), 1), D(size_t(out * T), 2), A(size_t(in * T), 3), X(size_t(nx * T), 4);

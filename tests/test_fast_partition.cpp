@@ -236,11 +236,12 @@ TEST_CASE("the VBMI byte-table shuffle gives nnmath.hpp's permutation", "[fast][
 
 TEST_CASE("lane sums are the halving tree, bit for bit, on every ISA", "[fast][partition]") {
   // The chunk slots' values depend on this order (and the results' bits on them): lane j +
-  // lane j+L/2 first, then j + j+L/4, ..., as the scalar loop below writes it out. Values
+  // lane j+8 first, then j + j+4, ..., as the scalar loop below writes it out, whatever the
+  // kernel set's vector width (16-lane accumulators everywhere). Values
   // of mixed magnitudes, so that another order would round differently.
   for (const std::string& isa : fast_cpu_isas()) {
     const fast::Kernels& k = kernels_for(isa);
-    const int L = k.lanes;
+    const int L = fast::kAccLanes;  // 16 on every ISA
     for (size_t n : {size_t(1), size_t(5), size_t(16), size_t(17), size_t(172)}) {
       // 64-byte aligned, as the backend's accumulators, with the slack the kernel may read
       // (filled like the rest: its sums must not leak into the n results).

@@ -7,13 +7,15 @@
 //     the model and the batch size);
 //   - a tile goes through the forward and the backward pass while its activations stay in
 //     the thread's L1/L2 buffers (feature-major rows of tile_ floats, one lane per sample);
-//     gradients accumulate in the thread's per-chunk accumulators (one per SIMD lane);
-//   - at the end of a chunk the lanes are summed in a fixed order into that chunk's slot;
+//     gradients accumulate in the thread's per-chunk accumulators (16 lanes on every ISA:
+//     sample s into lane s % 16, in tile order);
+//   - at the end of a chunk the lanes are summed in a fixed tree into that chunk's slot;
 //   - the chunk slots are summed in chunk order (in double) and Adam (nnmath.hpp) applied.
 // Each thread computes its own run of the chunks, then helps with the others' (claimed one
 // at a time from per-thread counters); a chunk's result does not depend on which thread
-// computed it, so 1, 2 or 128 threads give the same bits.
-//
+// computed it, so 1, 2 or 128 threads give the same bits. No order depends on the vector
+// width and multiply-adds are fused on every ISA, so avx512, avx2 and generic give the same
+// bits too (OpenBLAS layers aside: their order is OpenBLAS's, chosen by the CPU).
 //
 // The stages live in one file each, around one class (cpu_fast_backend.hpp): this file is its
 // face (set-up: plan, allocate, start the pool; details; train), cpu_fast_step.cpp the step's
@@ -87,7 +89,7 @@ void CpuFastBackend::plan_layers() {
 // Gradient accumulator layout (per thread), the chunk slots' and the lane runs between them.
 void CpuFastBackend::plan_accumulators() {
   const int L = spec_.layers();
-  const size_t lanes = size_t(k_->lanes);
+  const size_t lanes = size_t(fast::kAccLanes);  // floats per accumulator (every ISA)
   for (int l = 0; l < L; ++l) {  // (ModelSpec computes them by a loop over the layers)
     w_off_.push_back(spec_.weight_offset(l));
     b_off_.push_back(spec_.bias_offset(l));

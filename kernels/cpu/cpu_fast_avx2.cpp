@@ -32,17 +32,21 @@ static inline void vstore_n(float* p, vf x, size_t n) { _mm256_maskstore_ps(p, f
 // Four floats as four doubles: one vcvtps2pd from memory (cpu_fast_kernels.inc, load_widen).
 #define NN_HAVE_LOAD_WIDEN 1
 static inline __m256d load_widen(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
-// lane_sum of 8 accumulators (8 floats each, 32 bytes apart) into out[0..7], the same
-// tree for each, as one transpose network: 14 shuffles, 7 adds and a final permute for 8
-// sums, instead of 8 serial chains of an extract, a vector add, shuffles to scalars and
-// three scalar adds (kernel_bound on Zen 3: ~0.18 µs for a 2->20->5->1 chunk's 172 sums,
-// 6 % of the chunk). Each add takes, per output lane, the two operands lane_sum adds at
-// that level: s_j = v_j + v_j+4, then t_j = s_j + s_j+2 (j < 2), then t_0 + t_1.
+// The 16-lane sums of 8 accumulators (16 floats each, 64 bytes apart) into out[0..7], the
+// halving tree of every ISA: its first level (lane j + lane j+8) is the add of each
+// accumulator's two vectors, the rest one transpose network: 14 shuffles, 7 adds and a final
+// permute for 8 sums, instead of 8 serial chains of an extract, a vector add, shuffles to
+// scalars and three scalar adds (kernel_bound on Zen 3: ~0.18 µs for a 2->20->5->1 chunk's
+// 172 sums, 6 % of the chunk). Each add takes, per output lane, the two operands lane_sum
+// adds at that level: s_j = v_j + v_j+4, then t_j = s_j + s_j+2 (j < 2), then t_0 + t_1.
 #define NN_HAVE_LANE_SUMS 1
 __attribute__((always_inline)) static inline void lane_sums(const float* acc, float* out) {
   vf s[4], t[2];
+  const auto half_sum = [acc](int k) {  // lanes j + j+8 of accumulator k
+    return *reinterpret_cast<const vf*>(acc + k * 16) + *reinterpret_cast<const vf*>(acc + k * 16 + 8);
+  };
   for (int i = 0; i < 4; ++i) {  // accumulators a = 2i, b = 2i + 1: [s(a) | s(b)]
-    const vf a = *reinterpret_cast<const vf*>(acc + (2 * i) * 8), b = *reinterpret_cast<const vf*>(acc + (2 * i + 1) * 8);
+    const vf a = half_sum(2 * i), b = half_sum(2 * i + 1);
     s[i] = __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11) + __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15);
   }
   for (int k = 0; k < 2; ++k)  // from [s(a) | s(b)] and [s(c) | s(d)]: [t(a) t(c) | t(b) t(d)]
@@ -65,7 +69,10 @@ __attribute__((always_inline)) static inline void lane_sums(const float* acc, fl
 // loaded once, and the zero (p's first addend, the relu's compare) is read from memory: 10
 // loads per 12 multiply-adds in 16 vector registers (5 + 2 + 1 accumulators, 5 weights, a, d
 // and p).
-// wt: the columns' weights, OUT a column (W transposed).
+// wt: the columns' weights, OUT a column (W transposed). Accumulators are 16 floats
+// (kAccLanes): one call is one pass, over the vectors 0, 2, 4, ... of each row from the
+// pointers given (the caller offsets them by 8 floats for the odd vectors, whose half of the
+// 16 lanes then starts 32 bytes in).
 #define NN_HAVE_GBP_RELU_COLS 1
 alignas(32) static const float kZeros[8] = {};
 template <int OUT, int X>
@@ -73,7 +80,7 @@ static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols,
                           const float* wt, float* gW, size_t in, float* gW0, float* gb0, bool fresh) {
   static_assert(OUT >= 1 && OUT <= 5 && (X == 1 || X == 2), "the register plan holds 5 outputs, 2 inputs");
   if (T == 0 || cols == 0) return;
-  // ymm0-4: the column's gW accumulators (rows o, in * 8 floats apart), ymm5-6: its gW0, ymm7:
+  // ymm0-4: the column's gW accumulators (rows o, in * 16 floats apart), ymm5-6: its gW0, ymm7:
   // its gb0, ymm8-12: its OUT weights, ymm13: a (its activations), ymm14: d (a D row), ymm15: p.
   const char *ap = reinterpret_cast<const char*>(A), *dp = reinterpret_cast<const char*>(D),
              *xp = reinterpret_cast<const char*>(X0);
@@ -81,7 +88,7 @@ static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols,
   const char* wq = reinterpret_cast<const char*>(wt);
   const char* end = ap + T * sizeof(float);
   const char* const aend = ap + cols * T * sizeof(float);
-  const size_t tb = T * sizeof(float), tb3 = 3 * tb, xb = ldx * sizeof(float), gs = in * 8 * sizeof(float),
+  const size_t tb = T * sizeof(float), tb3 = 3 * tb, xb = ldx * sizeof(float), gs = in * 16 * sizeof(float),
                gs3 = 3 * gs;
   const unsigned char fr = fresh ? 1 : 0;
   asm volatile(
@@ -113,7 +120,7 @@ static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols,
       ".endif\n\t"
       "vmovaps (%[g0q]), %%ymm5\n\t"
       ".if %c[nx] > 1\n\t"
-      "vmovaps 32(%[g0q]), %%ymm6\n\t"
+      "vmovaps 64(%[g0q]), %%ymm6\n\t"
       ".endif\n\t"
       "vmovaps (%[b0q]), %%ymm7\n\t"
       "4:\n\t"
@@ -164,9 +171,9 @@ static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols,
       "vfmadd231ps (%[xp],%[xb]), %%ymm15, %%ymm6\n\t"
       ".endif\n\t"
       "vaddps %%ymm15, %%ymm7, %%ymm7\n\t"  // b0 += p
-      "add $32, %[ap]\n\t"
-      "add $32, %[dp]\n\t"
-      "add $32, %[xp]\n\t"
+      "add $64, %[ap]\n\t"  // every other vector: this pass's half of the 16 lanes
+      "add $64, %[dp]\n\t"
+      "add $64, %[xp]\n\t"
       "cmp %[end], %[ap]\n\t"
       "jne 1b\n\t"
       "vmovaps %%ymm0, (%[gq])\n\t"
@@ -184,24 +191,24 @@ static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols,
       ".endif\n\t"
       "vmovaps %%ymm5, (%[g0q])\n\t"
       ".if %c[nx] > 1\n\t"
-      "vmovaps %%ymm6, 32(%[g0q])\n\t"
+      "vmovaps %%ymm6, 64(%[g0q])\n\t"
       ".endif\n\t"
       "vmovaps %%ymm7, (%[b0q])\n\t"
       // The next column: its A row follows (ap is there), D and X0 from their start.
       "sub %[tb], %[dp]\n\t"
       "sub %[tb], %[xp]\n\t"
       "add %[tb], %[end]\n\t"
-      "add $32, %[gq]\n\t"
+      "add $64, %[gq]\n\t"
       "add $%c[wstep], %[wq]\n\t"
       "add $%c[gstep], %[g0q]\n\t"
-      "add $32, %[b0q]\n\t"
+      "add $64, %[b0q]\n\t"
       "cmp %[aend], %[ap]\n\t"
       "jne 2b"
       : [ap] "+r"(ap), [dp] "+r"(dp), [xp] "+r"(xp), [end] "+r"(end), [gq] "+r"(gq), [g0q] "+r"(g0q),
         [b0q] "+r"(b0q), [wq] "+r"(wq)
       : [tb] "r"(tb), [tb3] "r"(tb3), [xb] "r"(xb), [gs] "r"(gs), [gs3] "r"(gs3), [aend] "m"(aend), [fr] "m"(fr),
         [zero] "m"(*reinterpret_cast<const vf*>(kZeros)), [out] "i"(OUT), [nx] "i"(X), [wstep] "i"(OUT * 4),
-        [gstep] "i"(X * 32)
+        [gstep] "i"(X * 64)
       : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
 }

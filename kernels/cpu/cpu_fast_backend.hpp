@@ -95,8 +95,8 @@ struct Scratch {
   AlignedFloats act;    // rows of every layer's output, tile_ each
   AlignedFloats delta;  // 2 × max_width rows
   AlignedFloats x;      // gathered tile (mini-batch): input rows, then target rows
-  AlignedFloats grad;   // per layer: lanes-wide (SIMD layer) or scalar (BLAS layer) sums,
-                        // then the loss (lanes wide)
+  AlignedFloats grad;   // per layer: kAccLanes-wide (SIMD layer) or scalar (BLAS layer) sums,
+                        // then the loss (kAccLanes wide)
   std::vector<uint32_t> rows;  // the tile's data rows (mini-batch)
 };
 

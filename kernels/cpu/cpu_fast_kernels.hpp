@@ -25,6 +25,15 @@ namespace nntrain::fast {
 // register block), so no kernel needs a remainder loop over samples.
 constexpr int kTileQuantum = 64;
 
+// Floats per gradient accumulator, on every ISA: sample s of a tile adds into lane s % 16,
+// in tile order, and the 16 lanes are summed in one halving tree (lane j + lane j+8, then
+// j + j+4, j + j+2, j + j+1). AVX-512 holds an accumulator in one register, AVX2 in two (a
+// kernel's pass over the tile's even vectors, then one over its odd vectors), the 4-lane
+// baseline set in four: the same sums in the same order, so the same bits on every ISA
+// (with FMA the same everywhere too: the baseline set computes it exactly, see
+// cpu_fast_generic.cpp).
+constexpr int kAccLanes = 16;
+
 // Accumulators past a lane_reduce run that it may read (and whose sums it drops).
 constexpr int kLaneReduceSlack = 15;
 
@@ -91,8 +100,8 @@ struct ShuffleArgs {
 
 struct Kernels {
   const char* isa;  // "avx512", "avx2", "generic"
-  int lanes;        // floats per vector: accumulators are lanes wide
-  bool fma;         // whether multiply-adds are fused (rounded once)
+  int lanes;        // floats per vector (accumulators are kAccLanes wide on every ISA)
+  bool fma;         // whether the hardware fuses multiply-adds (every set computes them fused)
 
   // Z[o][s] = act(b[o] + sum_i W[o*in+i] A[i][s]) for s < T. A rows are lda apart, Z rows T.
   // i runs in order 0..in-1 (a chain of multiply-adds per lane). tanh and sigmoid (nnmath.hpp's,
@@ -103,11 +112,11 @@ struct Kernels {
   // Applies act in place to rows × T values (for the BLAS path's outputs), as forward.
   void (*activate)(float* Z, int rows, int T, int act, int valid);
   // Output layer: D[o][s] = two_over_count (Z - Y) act'(Z) for s < count, 0 for the padding;
-  // loss[lane] += (Z - Y)^2 over s < count (Y rows ldy apart).
+  // loss[s % kAccLanes] += (Z - Y)^2 over s < count (Y rows ldy apart).
   void (*output_delta)(const float* Z, const float* Y, size_t ldy, int out, int count, int T, float two_over_count,
                        int act, float* D, float* loss);
-  // gW[(o*in+i)*lanes + lane] += sum over the tile's vectors of D[o][s] A[i][s] (lane-wise);
-  // gb[o*lanes + lane] += sum of D[o][s]. Each lane sums its samples in tile order.
+  // gW[(o*in+i)*kAccLanes + s % kAccLanes] += D[o][s] A[i][s], gb[o*kAccLanes + s % kAccLanes]
+  // += D[o][s]: each of the 16 lanes sums its samples in tile order.
   // fresh: the accumulators are taken as zero instead of read (a chunk's first tile; the
   // same bits as zeroed memory, without zeroing every chunk's accumulators first). Likewise
   // for bias_grad, grad_backprop and FirstBackward.
@@ -120,7 +129,7 @@ struct Kernels {
                    float* P);
   // P[i][s] *= act'(Aprev[i][s]) (after a BLAS GEMM computed W^T D).
   void (*scale_by_derivative)(float* P, const float* Aprev, int rows, int T, int act);
-  // out[k] = sum of acc[k*lanes .. k*lanes+lanes) in a fixed pairwise order, k < n. acc must
+  // out[k] = sum of acc[k*kAccLanes .. +kAccLanes) in the halving tree, k < n. acc must
   // be readable, with finite values, up to kLaneReduceSlack accumulators past the last (the
   // AVX-512 kernel sums 16 at a time and drops the extra sums); out is written for k < n only.
   void (*lane_reduce)(const float* acc, size_t n, float* out);

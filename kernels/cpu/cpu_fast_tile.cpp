@@ -21,7 +21,7 @@ void CpuFastBackend::run_chunk(Scratch& s, int b, const ShuffleKey& key, int cou
     if (blas_[size_t(l)])
       std::memset(s.grad.p + acc_off_[size_t(l)], 0,
                   (size_t(spec_.in(l)) * spec_.out(l) + spec_.out(l)) * sizeof(float));
-  std::memset(s.grad.p + loss_off_, 0, size_t(k_->lanes) * sizeof(float));
+  std::memset(s.grad.p + loss_off_, 0, size_t(fast::kAccLanes) * sizeof(float));
   const float two_over_count = 2.0f / (float(count) * float(data_.outputs));
   const int end = fast::chunk_begin(count, chunks, c + 1);
   TileLayers t;
@@ -141,7 +141,7 @@ int CpuFastBackend::forward_first_layers(Scratch& s, TileLayers& t, float*& a, f
     f.two_over_count = two_over_count;
     f.loss = s.grad.p + loss_off_;
     f.gW2 = s.grad.p + acc_off_[2];
-    f.gb2 = f.gW2 + size_t(spec_.in(2)) * spec_.out(2) * size_t(k_->lanes);
+    f.gb2 = f.gW2 + size_t(spec_.in(2)) * spec_.out(2) * size_t(fast::kAccLanes);
     f.D = s.delta.p;
     f.fresh = fresh;
   }
@@ -177,11 +177,11 @@ void CpuFastBackend::backward_tile(Scratch& s, const TileLayers& t, float two_ov
     float* gW = s.grad.p + acc_off_[size_t(l)];
     if (!blas_[size_t(l)] && l > 0) {
       // Weight gradient and D for layer l-1 in one kernel call (fused for narrow layers).
-      float* gb = gW + size_t(in) * out * size_t(k_->lanes);
+      float* gb = gW + size_t(in) * out * size_t(fast::kAccLanes);
       if (l == 1 && !blas_[0]) {
         // With the first layer's gradient too (fused when it has <= 2 inputs): done.
         float* gW0 = s.grad.p + acc_off_[0];
-        float* gb0 = gW0 + size_t(spec_.in(0)) * spec_.out(0) * size_t(k_->lanes);
+        float* gb0 = gW0 + size_t(spec_.in(0)) * spec_.out(0) * size_t(fast::kAccLanes);
         k_->grad_backprop_first({W, D, t.ins[1], in, out, T, int(spec_.activation(0)), gW, gb, Dn, t.ins[0],
                                  t.ldins[0], spec_.in(0), gW0, gb0, fresh});
         break;
@@ -194,7 +194,7 @@ void CpuFastBackend::backward_tile(Scratch& s, const TileLayers& t, float two_ov
       blas_grad(D, t.ins[l], t.ldins[l], in, out, T, gW);
       k_->bias_grad(D, out, T, gW + size_t(in) * out, fresh);
     } else {
-      k_->grad_lanes(D, t.ins[l], t.ldins[l], in, out, T, gW, gW + size_t(in) * out * size_t(k_->lanes), fresh);
+      k_->grad_lanes(D, t.ins[l], t.ldins[l], in, out, T, gW, gW + size_t(in) * out * size_t(fast::kAccLanes), fresh);
     }
     if (l > 0) {
       const int act_prev = int(spec_.activation(l - 1));
