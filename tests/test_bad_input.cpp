@@ -185,7 +185,7 @@ TEST_CASE("bad input matrix: unknown and misspelt keys", "[bad_input]") {
                 {"unknown_far", R"({"data": {"zzzzzzzz": 1}})", "", {"/data/zzzzzzzz", "valid keys here"}},
                 // Each valid key listed once (the reader asks for "csv" and "generator" twice).
                 {"unknown_far_csv", R"({"data": {"csv": "d.csv", "inputs": ["a"], "targets": ["b"], "zzzzzzzz": 1}})",
-                 "", {"/data/zzzzzzzz", "(valid keys here: csv, generator, inputs, targets)"}},
+                 "", {"/data/zzzzzzzz", "(valid keys here: csv, generator, inputs, targets, validation_fraction, validation_every)"}},
                 {"unknown_override", "", "optimizer.momentum=0.9", {"/optimizer/momentum", "unknown key"}},
                 {"case_matters", R"({"Seed": 1})", "", {"/Seed", "did you mean \"seed\""}},
             },
