@@ -254,6 +254,7 @@ __device__ ExThread exact_prologue(float* sw, float* rows, const ResidentNet& n,
     }
     sw[t.spos] = t.w;
   }
+  __syncthreads();  // every weight placed before any thread's first forward reads it
   const bool live = !reload && t.tid < n.batch;
   t.x0 = live ? __ldg(x + 2 * t.tid) : 0.0f;
   t.x1 = live ? __ldg(x + 2 * t.tid + 1) : 0.0f;
