@@ -54,7 +54,8 @@ if [[ -n $base ]]; then
 fi
 
 # --gpu: CI's share of scripts/gpu-mutants.sh (planted bugs in kernels/cuda, each rebuilt and
-# run on GPGPU-Sim: ~2-5 minutes a mutant on 2 cores, the whole list ~40 minutes). Where the
+# run on GPGPU-Sim; 2026-11-29 at load ~20 on 2 cores: 9 mutants in 14 minutes of wall time
+# and 4.25 of CPU, the whole list ~30 minutes: docs/TESTING.md). Where the
 # last commits (or uncommitted changes) touched a file with GPU mutants: up to
 # MUTANTS_SLICE_GPU_MAX (2) of those files' mutants, from a place set by the commit number;
 # otherwise one mutant of the rotation (the commit number mod the list's length: as many
