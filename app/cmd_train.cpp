@@ -212,7 +212,10 @@ int cmd_train(const TrainArgs& a) { return run_train_command(a, backend_registry
 
 int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   // Everything is checked before the output folder exists: bad input writes nothing.
-  const Config cfg = load_config(a.config, a.overrides);
+  Config cfg = load_config(a.config, a.overrides);
+  // `both` without a usable GPU is the CPU half, after a warning: here, so that sweep points
+  // (which come straight to this function) follow the same rule as `nntrain train`.
+  if (const std::string why = drop_missing_gpu(registry, cfg); !why.empty()) warn_gpu_not_run("--device both", why);
   Prepared prep = prepare_run(cfg, a.init_model);
   (void)validation_samples(prep.data.n, cfg.data.validation_fraction);  // a split that leaves nothing: exit 2 now
   require_devices(registry, cfg, std::string("--device ") + to_string(cfg.device));
@@ -265,6 +268,8 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
     nlohmann::json s = summary;
     s["output_dir"] = dir;
     fmt::print("{}", dump(s));
+  } else if (a.quiet) {
+    fmt::print("{}\n", dir);  // -q: the results folder alone, for scripts
   } else {
     print_results(stdout, cfg, runs, color);
     fmt::print("\nResults in {}/ (config.resolved.json, metrics.csv, summary.json{})\n", dir,

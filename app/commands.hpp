@@ -63,10 +63,6 @@ std::string drop_missing_gpu(const BackendRegistry& registry, Config& cfg);
 // The one warning line for a dropped GPU half: "nntrain: warning: WHAT: the GPU half is not
 // run: REASON; the CPU half runs alone".
 void warn_gpu_not_run(const std::string& what, const std::string& reason);
-// train's overrides with `device="cpu"` appended (and the warning printed) when the config
-// they give asks for both devices and the GPU cannot run here.
-std::vector<std::string> with_missing_gpu_dropped(const BackendRegistry& registry, const std::string& config,
-                                                  std::vector<std::string> overrides);
 // The first half of require_devices: UsageError when the config trains a GPU on a path its
 // network can never take (no device needed).
 void check_gpu_path(const BackendRegistry& registry, const Config& cfg);

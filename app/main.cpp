@@ -87,7 +87,7 @@ CLI::App* add_train_command(CLI::App& app, nntrain::TrainArgs& ta, nntrain::Conf
   train->add_option("--save-model", ta.save_model, "also write the trained model.json here")
       ->check(kNonEmptyPath)
       ->type_name("FILE");
-  train->add_flag("--quiet,-q", ta.quiet, "no progress and no header (the results table still prints; --json: the summary alone)");
+  train->add_flag("--quiet,-q", ta.quiet, "no progress and no report: only the results folder's path (--json: the summary alone)");
   train->add_flag("--json", ta.json, "print only the summary JSON on stdout");
   train->add_option("--write-surface", ta.write_surface,
                     "write surface.<device>.csv: the prediction on an N x N grid, 2 to 4096 (peaks data)")
@@ -224,8 +224,6 @@ int main(int argc, char** argv) {
     if (*predict) return cmd_predict(pa);
     if (*bench) return cmd_bench(ba);
     if (*sweep) return cmd_sweep(sa);
-    // `both` without a usable GPU: the CPU half, after a warning (preflight.cpp).
-    ta.overrides = with_missing_gpu_dropped(backend_registry(), ta.config, ta.overrides);
     return cmd_train(ta);
   });
 }

@@ -105,17 +105,6 @@ void warn_gpu_not_run(const std::string& what, const std::string& reason) {
   fmt::print(stderr, "nntrain: warning: {}: the GPU half is not run: {}; the CPU half runs alone\n", what, reason);
 }
 
-std::vector<std::string> with_missing_gpu_dropped(const BackendRegistry& registry, const std::string& config,
-                                                  std::vector<std::string> overrides) {
-  Config cfg = load_config(config, overrides);
-  const std::string why = drop_missing_gpu(registry, cfg);
-  if (!why.empty()) {
-    warn_gpu_not_run("--device both", why);
-    overrides.push_back("device=\"cpu\"");
-  }
-  return overrides;
-}
-
 nlohmann::json resolved_config_json(const Config& cfg) {
   nlohmann::json j = config_to_json(cfg);
   const BuildInfo& b = build_info();
