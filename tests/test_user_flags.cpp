@@ -53,7 +53,7 @@ TEST_CASE("the no-GPU reason says what is missing, not the runtime's error strin
         "no usable CUDA device: unknown error");
 }
 
-TEST_CASE("--device gpu without a usable GPU: exit 3, what is missing, the CPU hint, nothing written",
+TEST_CASE("train --device gpu without a usable GPU: exit 3, what is missing, the CPU hint, nothing written",
           "[cli][nogpu][errors]") {
   const std::string out = fresh_dir("flags_gpu");
   const auto r = run_nntrain("--config configs/peaks.json --device gpu --epochs 1 --out " + out, kNoGpu);
@@ -92,7 +92,7 @@ TEST_CASE("the real no-driver machine: no runtime error string anywhere", "[cli]
   CHECK_THAT(r.err, !Catch::Contains(kRuntimeWords) && Catch::Contains(kHint));
 }
 
-TEST_CASE("--device both without a usable GPU trains the CPU half after one warning, exit 0", "[cli][nogpu]") {
+TEST_CASE("train --device both without a usable GPU trains the CPU half after one warning, exit 0", "[cli][nogpu]") {
   for (const char* spelling : {"both", "cpu,gpu", "gpu,cpu"}) {
     INFO(spelling);
     const std::string out = fresh_dir("flags_both");
@@ -174,7 +174,7 @@ TEST_CASE("bench takes train's training flags and --device lists", "[cli][bench]
   fs::remove_all(dir);
 }
 
-TEST_CASE("--device and bench's old --devices: one grammar, mistakes named", "[cli][errors]") {
+TEST_CASE("device flags: --device and bench's old --devices: one grammar, mistakes named", "[cli][errors]") {
   for (const auto& [args, expect] : std::vector<std::pair<std::string, std::string>>{
            {"--config configs/peaks.json --device tpu", "unknown device \"tpu\""},
            {"--config configs/peaks.json --device cpu,cpu", "cpu is listed twice"},
