@@ -143,7 +143,7 @@ RepeatClock run_repeat(Backend& backend, const RepeatPlan& p, std::vector<float>
     if (p.hooks && p.hooks->chunk_done)
       p.hooks->chunk_done({&r, curve.data(), p.val_curve ? p.val_curve->data() : nullptr, from, done, seconds});
     if (r.diverged_epoch) break;
-    if (stop_requested()) {
+    if (done < p.total && stop_requested()) {  // a stop after the last epoch finished nothing early
       r.interrupted = true;
       break;
     }
