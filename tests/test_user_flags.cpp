@@ -233,3 +233,15 @@ TEST_CASE("a flag a subcommand lacks points at that subcommand's help", "[cli][h
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("--no-such-flag") && Catch::Contains("Run 'nntrain bench --help'"));
 }
+
+// Issue 44 item 4: `-q` printed the 30-line results table and the loss chart. Quiet is for
+// scripts: nothing on stdout but the results folder, nothing on stderr for a clean run.
+TEST_CASE("train -q prints the results folder alone", "[cli][quiet]") {
+  const std::string out = fresh_dir("flags_quiet");
+  const auto r = run_nntrain("--config configs/peaks.json --device cpu --epochs 3 -q --out " + out + " data.grid=6");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == out + "\n");
+  CHECK(r.err.empty());
+  CHECK(std::filesystem::exists(out + "/summary.json"));
+  std::filesystem::remove_all(out);
+}
