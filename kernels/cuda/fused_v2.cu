@@ -1,6 +1,6 @@
 // fused_v2.cu — one kernel per optimiser step for small MLPs (see fused_v2.hpp).
 //
-// Shared memory of a block (S = kV2Tile samples, rows kV2Stride = S + 4 floats apart):
+// Shared memory of a block (S = the plan's tile of samples, rows S + 4 floats apart):
 //   [ W_0 | b_0 | W_1 | b_1 | ... ]  weights, rows padded to a multiple of 4 floats with
 //                                    zeros, so the forward and backward read them as float4
 //                                    broadcasts (every lane the same address)
@@ -11,8 +11,10 @@
 // the weight gradient is then a transposed pass over the rows: one thread per parameter,
 // summing delta · a over the tile's samples in a fixed order.
 #include <algorithm>
+#include <cstdlib>
 
 #include "cuda_check.hpp"
+#include "errors.hpp"
 #include "fused_v2_stages.cuh"
 
 namespace nntrain::cuda {
@@ -77,8 +79,8 @@ __device__ __forceinline__ void final_update(const float* part, const double* lp
 }
 
 // The row of ones, this thread's sample's row of the batch, and its inputs.
-template <int K, int T, class Shape>
-__device__ __forceinline__ V2Sample V2Block<K, T, Shape>::load_samples(const float* __restrict__ x,
+template <int K, int T, class Shape, int S>
+__device__ __forceinline__ V2Sample V2Block<K, T, Shape, S>::load_samples(const float* __restrict__ x,
                                                                        const float* __restrict__ y,
                                                                        const TrainState* state, const StepDesc& d,
                                                                        float (&a)[K], float (&al)[K],
@@ -108,8 +110,8 @@ __device__ __forceinline__ V2Sample V2Block<K, T, Shape>::load_samples(const flo
 }
 
 // The tickets, and in the last block of the step the sums and the update.
-template <int K, int T, class Shape>
-__device__ __forceinline__ void V2Block<K, T, Shape>::ticket_tail(float* w, float* m, float* v, float* grad,
+template <int K, int T, class Shape, int S>
+__device__ __forceinline__ void V2Block<K, T, Shape, S>::ticket_tail(float* w, float* m, float* v, float* grad,
                                                                   TrainState* state, const StepDesc& d,
                                                                   const AdamHyper& h, int sgd, double inv_terms,
                                                                   const FusedV2Scratch& sc, float* losses) const {
@@ -156,15 +158,15 @@ __device__ __forceinline__ void V2Block<K, T, Shape>::ticket_tail(float* w, floa
   final_update<NT>(sc.group_grad, sc.group_loss, groups, P, w, m, v, grad, state, d, h, sgd, inv_terms, losses, s_adam);
 }
 
-// T threads per sample (1, 2 or 4; a sample's threads are adjacent lanes of one warp).
-template <int K, int T, class Shape>
-__global__ void __launch_bounds__(kV2Tile * T, v2_min_blocks(K, T)) fused_v2_kernel(const float* __restrict__ x, const float* __restrict__ y,
+// T threads per sample (1, 2 or 4; a sample's threads are adjacent lanes of one warp), tiles of S.
+template <int K, int T, class Shape, int S>
+__global__ void __launch_bounds__(S * T, v2_min_blocks(K, T)) fused_v2_kernel(const float* __restrict__ x, const float* __restrict__ y,
                                                            float* w, float* m, float* v, float* grad,
                                                            TrainState* state, StepDesc d, AdamHyper h, int sgd,
                                                            FusedV2Net net, float two_over_count, double inv_terms,
                                                            FusedV2Scratch sc, float* losses) {
   extern __shared__ __align__(16) unsigned char smem[];
-  const V2Block<K, T, Shape> blk(net, smem);
+  const V2Block<K, T, Shape, S> blk(net, smem);
   // Register arrays: zeroed once; every loop below stops at the layer's width (an unrolled
   // loop with a uniform break), so a narrow layer in a wide bucket costs its own width. Past
   // a width, only the float4 padding of a (up to a multiple of 4) must be zero.
@@ -181,7 +183,7 @@ __global__ void __launch_bounds__(kV2Tile * T, v2_min_blocks(K, T)) fused_v2_ker
   blk.ticket_tail(w, m, v, grad, state, d, h, sgd, inv_terms, sc, losses);
 }
 
-template <int K, int T, class Shape>
+template <int K, int T, class Shape, int S>
 void launch_k(const FusedV2Plan& plan, const float* x, const float* y, float* w, float* m, float* v, float* grad,
               TrainState* state, StepDesc d, AdamHyper h, bool sgd, float* losses, const FusedV2Scratch& sc,
               cudaStream_t s) {
@@ -189,12 +191,12 @@ void launch_k(const FusedV2Plan& plan, const float* x, const float* y, float* w,
   const float two_over_count = 2.0f / (float(d.count) * float(n_out));  // as the CPU reference
   const double inv_terms = 1.0 / (double(d.count) * double(n_out));
   if (!plan.pdl) {
-    fused_v2_kernel<K, T, Shape><<<fused_v2_blocks(d.count), kV2Tile * T, plan.smem_bytes, s>>>(
+    fused_v2_kernel<K, T, Shape, S><<<fused_v2_blocks(d.count, S), S * T, plan.smem_bytes, s>>>(
         x, y, w, m, v, grad, state, d, h, sgd ? 1 : 0, plan.net, two_over_count, inv_terms, sc, losses);
   } else {
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(unsigned(fused_v2_blocks(d.count)));
-    cfg.blockDim = dim3(unsigned(kV2Tile * T));
+    cfg.gridDim = dim3(unsigned(fused_v2_blocks(d.count, S)));
+    cfg.blockDim = dim3(unsigned(S * T));
     cfg.dynamicSmemBytes = plan.smem_bytes;
     cfg.stream = s;
     cudaLaunchAttribute attr[1] = {};
@@ -202,37 +204,61 @@ void launch_k(const FusedV2Plan& plan, const float* x, const float* y, float* w,
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused_v2_kernel<K, T, Shape>, x, y, w, m, v, grad, state, d, h, sgd ? 1 : 0,
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, fused_v2_kernel<K, T, Shape, S>, x, y, w, m, v, grad, state, d, h, sgd ? 1 : 0,
                                   plan.net, two_over_count, inv_terms, sc, losses));
   }
   CUDA_CHECK_LAUNCH();
 }
 
-template <int K, int T, class Shape>
+template <int K, int T, class Shape, int S>
 int prepare_k(size_t smem) {
   cudaFuncAttributes attr;
-  CUDA_CHECK(cudaFuncGetAttributes(&attr, fused_v2_kernel<K, T, Shape>));
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, fused_v2_kernel<K, T, Shape, S>));
   // Only ever raise the per-kernel limit (a live backend's graphs may need the larger one).
   if (smem > size_t(kSmallSharedLimit) && smem > size_t(attr.maxDynamicSharedSizeBytes))
-    CUDA_CHECK(cudaFuncSetAttribute(fused_v2_kernel<K, T, Shape>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    CUDA_CHECK(cudaFuncSetAttribute(fused_v2_kernel<K, T, Shape, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   return attr.numRegs;
 }
 
-}  // namespace
+// One compiled kernel, as a type: with_v2_kernel hands the plan's to a generic lambda.
+template <int K, int T, class Shape, int S>
+struct V2Kernel {
+  static constexpr int kK = K, kT = T, kS = S;
+  using Sh = Shape;
+};
 
-FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Activation>& acts, size_t smem_optin,
-                          int exact_threads) {
-  FusedV2Plan p;
-  if (exact_threads != 2 && exact_threads != 4) {
-    p.why = "threads per sample of the exact shape: 2 or 4";
-    return p;
+template <class F>
+int with_v2_kernel(const FusedV2Plan& p, const char* who, F&& f) {
+  if (p.exact && p.tile == kV2Tile)
+    return p.threads_per_sample == 2 ? f(V2Kernel<20, 2, Shape3<2, 20, 5, 1>, 64>{})
+                                     : f(V2Kernel<20, 4, Shape3<2, 20, 5, 1>, 64>{});
+  if (!p.exact && p.tile == 64) {
+    switch (p.bucket) {
+      case 8: return f(V2Kernel<8, 1, RunShape, 64>{});
+      case 16: return f(V2Kernel<16, 1, RunShape, 64>{});
+      case 32: return f(V2Kernel<32, 1, RunShape, 64>{});
+      case 64: return f(V2Kernel<64, 1, RunShape, 64>{});
+    }
   }
-  if (const std::string why = fused_plan_problem(widths, acts.size()); !why.empty()) {
-    p.why = why;
-    return p;
+  if (!p.exact && p.tile == 32) {  // as v2_tile_compiled
+    switch (p.bucket) {
+      case 16: return f(V2Kernel<16, 1, RunShape, 32>{});
+      case 32: return f(V2Kernel<32, 1, RunShape, 32>{});
+      case 64: return f(V2Kernel<64, 1, RunShape, 32>{});
+    }
   }
+  if (!p.exact && p.tile == 16) {
+    switch (p.bucket) {
+      case 32: return f(V2Kernel<32, 1, RunShape, 16>{});
+      case 64: return f(V2Kernel<64, 1, RunShape, 16>{});
+    }
+  }
+  throw CudaError(std::string(who) + ": no kernel for this plan (it does not fit)");
+}
+
+// The net's offsets: flat parameters, padded shared-memory weights, activation and delta rows.
+void layout_v2_net(const std::vector<int>& widths, const std::vector<Activation>& acts, FusedV2Net& n) {
   const int L = int(widths.size()) - 1;
-  FusedV2Net& n = p.net;
   n.layers = L;
   int off = 0, soff = 0, rows = 0;
   for (int l = 0; l <= L; ++l) n.widths[l] = widths[l];
@@ -261,6 +287,26 @@ FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Acti
   n.sparams = soff;
   n.rows = rows;
   n.drows = drows;
+}
+
+std::string kib(size_t bytes) { return std::to_string((bytes + 1023) / 1024) + " KiB"; }
+
+}  // namespace
+
+FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Activation>& acts, size_t smem_optin,
+                          int exact_threads) {
+  FusedV2Plan p;
+  if (exact_threads != 2 && exact_threads != 4) {
+    p.why = "threads per sample of the exact shape: 2 or 4";
+    return p;
+  }
+  if (const std::string why = fused_plan_problem(widths, acts.size()); !why.empty()) {
+    p.why = why;
+    return p;
+  }
+  const int L = int(widths.size()) - 1;
+  FusedV2Net& n = p.net;
+  layout_v2_net(widths, acts, n);
   const int wmax = *std::max_element(widths.begin(), widths.end());
   p.bucket = wmax <= 8 ? 8 : wmax <= 16 ? 16 : wmax <= 32 ? 32 : 64;
   p.exact = widths == kV2ExactShape && acts == kV2ExactActivations;
@@ -269,52 +315,54 @@ FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Acti
   size_t transposed = 0;
   if (p.exact && p.threads_per_sample > 1)
     for (int l = 1; l < L; ++l) transposed += size_t(widths[l]) * ((widths[l + 1] + 3) & ~3);
-  // weights, the activation rows and a row of ones, the delta rows
-  p.smem_bytes = sizeof(V2Header) +
-                 4 * (size_t(n.sparams) + size_t(rows + 1 + drows) * kV2Stride + transposed);
-  const std::string kib = std::to_string((p.smem_bytes + 1023) / 1024) + " KiB";
+  // weights, the activation rows and a row of ones, the delta rows: the largest tile that fits
+  for (const int tile : {kV2Tile, kV2SmallTiles[0], kV2SmallTiles[1]}) {
+    if (tile != kV2Tile && (p.exact || !v2_tile_compiled(p.bucket, tile))) break;
+    p.tile = tile;
+    p.smem_bytes = sizeof(V2Header) +
+                   4 * (size_t(n.sparams) + size_t(n.rows + 1 + n.drows) * v2_stride(tile) + transposed);
+    if (p.smem_bytes <= smem_optin) break;
+  }
   if (p.smem_bytes > smem_optin) {
-    p.why = "weights and the activation and delta rows of a " + std::to_string(kV2Tile) + "-sample tile need " + kib +
-            " of shared memory; the device allows " + std::to_string(smem_optin / 1024) + " KiB per block";
+    p.why = "weights and the activation and delta rows of a " + std::to_string(p.tile) + "-sample tile need " +
+            kib(p.smem_bytes) + " of shared memory; the device allows " + std::to_string(smem_optin / 1024) +
+            " KiB per block";
     return p;
   }
   p.fits = true;
   p.why = std::string("one kernel per step, ") +
           (p.exact ? "exact shape 2-20-5-1" : "register bucket " + std::to_string(p.bucket)) + ", " + std::to_string(L) +
-          " layers; tile of " + std::to_string(kV2Tile) + " samples, " + std::to_string(p.threads_per_sample) +
-          (p.threads_per_sample == 1 ? " thread" : " threads") + " per sample, " + kib + " of shared memory";
+          " layers; tile of " + std::to_string(p.tile) + " samples, " + std::to_string(p.threads_per_sample) +
+          (p.threads_per_sample == 1 ? " thread" : " threads") + " per sample, " + kib(p.smem_bytes) +
+          " of shared memory";
   return p;
 }
 
+size_t fused_v2_smem_limit(size_t optin) {
+  const char* e = std::getenv("NNTRAIN_FUSED_V2_SMEM_KIB");
+  if (e == nullptr || *e == '\0') return optin;
+  char* end = nullptr;
+  const long k = std::strtol(e, &end, 10);
+  if (*end != '\0' || k <= 0) throw UsageError(std::string("NNTRAIN_FUSED_V2_SMEM_KIB: expected whole KiB, got '") + e + "'");
+  return std::min(optin, size_t(k) * 1024);
+}
+
 int prepare_fused_v2(const FusedV2Plan& plan) {
-  if (plan.exact)
-    return plan.threads_per_sample == 2 ? prepare_k<20, 2, Shape3<2, 20, 5, 1>>(plan.smem_bytes)
-                                        : prepare_k<20, 4, Shape3<2, 20, 5, 1>>(plan.smem_bytes);
-  switch (plan.bucket) {
-    case 8: return prepare_k<8, 1, RunShape>(plan.smem_bytes);
-    case 16: return prepare_k<16, 1, RunShape>(plan.smem_bytes);
-    case 32: return prepare_k<32, 1, RunShape>(plan.smem_bytes);
-    case 64: return prepare_k<64, 1, RunShape>(plan.smem_bytes);
-    default: throw CudaError("prepare_fused_v2: no bucket (the plan does not fit)");
-  }
+  return with_v2_kernel(plan, "prepare_fused_v2", [&](auto k) {
+    using Kk = decltype(k);
+    return prepare_k<Kk::kK, Kk::kT, typename Kk::Sh, Kk::kS>(plan.smem_bytes);
+  });
 }
 
 void launch_fused_v2_step(const FusedV2Plan& plan, const float* x, const float* y, float* w, float* m, float* v,
                           float* grad, TrainState* state, StepDesc d, AdamHyper h, bool sgd, float* losses,
                           const FusedV2Scratch& sc, cudaStream_t s) {
   if (d.count <= 0) throw CudaError("launch_fused_v2_step: empty batch");
-  if (plan.exact) {
-    if (plan.threads_per_sample == 2)
-      return launch_k<20, 2, Shape3<2, 20, 5, 1>>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s);
-    return launch_k<20, 4, Shape3<2, 20, 5, 1>>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s);
-  }
-  switch (plan.bucket) {
-    case 8: launch_k<8, 1, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
-    case 16: launch_k<16, 1, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
-    case 32: launch_k<32, 1, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
-    case 64: launch_k<64, 1, RunShape>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s); break;
-    default: throw CudaError("launch_fused_v2_step: no bucket (the plan does not fit)");
-  }
+  with_v2_kernel(plan, "launch_fused_v2_step", [&](auto k) {
+    using Kk = decltype(k);
+    launch_k<Kk::kK, Kk::kT, typename Kk::Sh, Kk::kS>(plan, x, y, w, m, v, grad, state, d, h, sgd, losses, sc, s);
+    return 0;
+  });
 }
 
 }  // namespace nntrain::cuda

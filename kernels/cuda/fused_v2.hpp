@@ -1,7 +1,8 @@
 // fused_v2.hpp — the fused small-MLP path, version 2: ONE kernel per optimiser step (one
 // per epoch at full batch).
 //
-// Each block takes kV2Tile samples, T threads per sample (T = 1, or 4 for the exact shape):
+// Each block takes a tile of S samples (kV2Tile = 64 wherever its shared memory fits, else 32
+// or 16: see plan_fused_v2), T threads per sample (T = 1, or 4 for the exact shape):
 // forward, loss and backward with the layer's input vector in registers and the weights
 // broadcast from shared memory. With T > 1 the sample's T threads (adjacent lanes of one
 // warp) each compute every T-th output of a layer (and every T-th delta of the backward),
@@ -32,13 +33,23 @@
 
 namespace nntrain::cuda {
 
-constexpr int kV2Tile = 64;    // samples per block (threads: kV2Tile × threads per sample)
+constexpr int kV2Tile = 64;    // samples per block (threads: tile × threads per sample)
+// The smaller tiles, for nets whose 64-sample tile does not fit (deep nets of wide layers):
+// rows of 36 or 20 floats instead of 68, so every net the two-kernel fused-v1 fits (tiles
+// down to 32, rows of 33 floats, twice the rows) fits one of them. Compiled for the register
+// buckets that can need them on a device of ≥ 64 KiB (K ≥ 16 for 32, K ≥ 32 for 16); the
+// exact shape always fits 64. Per tile the sums have a fixed order (bit-identical reruns);
+// a net that fits 64 never takes a smaller tile, so its bits do not change.
+constexpr int kV2SmallTiles[] = {32, 16};
+constexpr bool v2_tile_compiled(int bucket, int tile) {
+  return tile == kV2Tile || (tile == 32 && bucket >= 16) || (tile == 16 && bucket >= 32);
+}
 constexpr int kV2MaxThreadsPerSample = 4;
-// Floats between rows of the activation/delta columns: 68, a multiple of 4 (rows 16-byte
-// aligned for the float4 gradient pass) and an odd number of 16-byte units, so that the
-// gradient pass's float4 reads of different rows spread over all banks. With T > 1 the
-// threads are mapped to columns so that row writes are conflict-free too (v2_column).
-constexpr int kV2Stride = kV2Tile + 4;
+// Floats between rows of the activation/delta columns: tile + 4 (68, 36, 20), a multiple of
+// 4 (rows 16-byte aligned for the float4 gradient pass) and an odd number of 16-byte units,
+// so that the gradient pass's float4 reads of different rows spread over all banks. With
+// T > 1 the threads are mapped to columns so that row writes are conflict-free too (v2_column).
+constexpr int v2_stride(int tile) { return tile + 4; }
 constexpr int kV2Group = 16;   // blocks summed by one group-last block before the final sum
 
 // The one shape with its own compile-time instantiation (widths, layer count and activations
@@ -70,6 +81,7 @@ struct FusedV2Plan {
   int bucket = 0;      // K: register arrays of this many floats (run-time widths)
   bool exact = false;  // the net is kV2ExactShape: the kernel compiled for exactly these widths
   int threads_per_sample = 1;  // T: 4 (or 2) for the exact shape, 1 for the buckets
+  int tile = 0;                // S: samples per block, kV2Tile or one of kV2SmallTiles
   size_t smem_bytes = 0;
   // Launch with programmatic dependent launch (compute capability >= 9.0; the caller
   // decides): the next step's blocks start while this one's tail runs (fused_v2.cu).
@@ -85,14 +97,20 @@ struct FusedV2Scratch {
   unsigned int* tickets;  // 1 + groups: [0] the final ticket, [1 + g] group g's; all zero between steps
 };
 
-inline int fused_v2_blocks(int count) { return (count + kV2Tile - 1) / kV2Tile; }
-inline int fused_v2_groups(int count) { return (fused_v2_blocks(count) + kV2Group - 1) / kV2Group; }
+inline int fused_v2_blocks(int count, int tile) { return (count + tile - 1) / tile; }
+inline int fused_v2_groups(int count, int tile) { return (fused_v2_blocks(count, tile) + kV2Group - 1) / kV2Group; }
 
 // Threads per sample of the exact-shape kernel: 4, or 2 (both compiled; see docs/GPU.md).
 constexpr int kV2ExactThreadsDefault = 4;
 
+// The largest tile whose weights and rows fit `smem_optin` bytes per block (the device's
+// opt-in limit, or a smaller one from fused_v2_smem_limit).
 FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Activation>& acts, size_t smem_optin,
                           int exact_threads = kV2ExactThreadsDefault);
+
+// `optin`, or less where NNTRAIN_FUSED_V2_SMEM_KIB (a test knob: whole KiB) says so, so that
+// a [gpu] test can make a small net take a small tile, cheap enough for the simulator.
+size_t fused_v2_smem_limit(size_t optin);
 
 // Loads the kernel's module and raises its dynamic shared-memory limit to what `plan` needs.
 // Returns the kernel's registers per thread (as compiled for this device).

@@ -32,9 +32,12 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
+// Over a warp, or over the W < 32 threads of a smaller block (the 16-sample tile).
+template <int W>
 __device__ __forceinline__ double warp_sum_double(double x) {
+  constexpr unsigned mask = W >= 32 ? kFull : (1u << W) - 1;
 #pragma unroll
-  for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(kFull, x, off);
+  for (int off = W >= 32 ? 16 : W / 2; off > 0; off >>= 1) x += __shfl_xor_sync(mask, x, off);
   return x;
 }
 

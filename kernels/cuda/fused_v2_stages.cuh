@@ -21,11 +21,12 @@ struct V2Sample {
 };
 
 // One block of fused_v2_kernel: where its shared memory holds what, and which sample and part
-// of it this thread computes. The stages below are its member functions.
-template <int K, int T, class Shape>
+// of it this thread computes. The stages below are its member functions. S: the tile.
+template <int K, int T, class Shape, int S>
 struct V2Block {
   static_assert(T == 1 || T == 2 || T == 4, "threads per sample: 1, 2 or 4");
-  static constexpr int S = kV2Tile, SP = kV2Stride, NT = S * T;
+  static_assert(S == kV2Tile || (T == 1 && (S == 32 || S == 16)), "a tile of 64 samples, or 32 or 16 with T = 1");
+  static constexpr int SP = v2_stride(S), NT = S * T;
   const FusedV2Net& net;
   const Shape sh;
   AdamStep& s_adam;
@@ -270,7 +271,7 @@ struct V2Block {
 
   // The block's loss (warp tree, then warps in order) and partial gradient, to global memory.
   __device__ __forceinline__ void block_partials(double loss, const FusedV2Scratch& sc) const {
-    loss = warp_sum_double(loss);
+    loss = warp_sum_double<NT>(loss);
     if (lane == 0) sloss[warp] = loss;
     __syncthreads();
 

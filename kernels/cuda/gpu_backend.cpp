@@ -55,7 +55,8 @@ FusedV2Plan plan_fused_v2_for(const ModelSpec& spec) {
   int cc_major = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0));
   const bool pdl = pdl_from_env();  // (a bad value is refused on every device)
-  FusedV2Plan p = plan_fused_v2(spec.widths, activations_of(spec), shared_optin(), exact_threads_from_env());
+  FusedV2Plan p = plan_fused_v2(spec.widths, activations_of(spec), fused_v2_smem_limit(shared_optin()),
+                                exact_threads_from_env());
   p.pdl = p.fits && cc_major >= 9 && pdl;
   if (p.pdl) p.why += "; steps overlap (programmatic dependent launch)";
   return p;
@@ -251,7 +252,8 @@ class GpuBackend final : public Backend {
       yb_ = DeviceBuffer<float>(size_t(B) * spec_.widths.back());
     }
     if (v2_) {
-      const size_t blocks = size_t(fused_v2_blocks(B)), groups = size_t(fused_v2_groups(B));
+      const int tile = v2_plan_.tile;
+      const size_t blocks = size_t(fused_v2_blocks(B, tile)), groups = size_t(fused_v2_groups(B, tile));
       grad_partial_ = DeviceBuffer<float>(P * blocks);
       loss_partial_ = DeviceBuffer<double>(blocks);
       group_grad_ = DeviceBuffer<float>(P * groups);
