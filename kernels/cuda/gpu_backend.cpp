@@ -94,7 +94,10 @@ class GpuBackend final : public Backend {
 
     t = Clock::now();
     load_elementwise_kernels();
-    if (res_) path_why_ += "; " + std::to_string(prepare_resident(res_plan_)) + " registers per thread";
+    if (res_) {
+      const int regs = prepare_resident(res_plan_);  // the grid's block count too
+      path_why_ += resident_launch_note(res_plan_) + "; " + std::to_string(regs) + " registers per thread";
+    }
     else if (v2_) path_why_ += "; " + std::to_string(prepare_fused_v2(v2_plan_)) + " registers per thread";
     else if (fused_) prepare_fused_kernels(fused_plan_);
     setup_.module_seconds = seconds_since(t);
@@ -208,10 +211,11 @@ class GpuBackend final : public Backend {
   void choose_path() {
     fused_plan_ = plan_fused_for(spec_);
     v2_plan_ = plan_fused_v2_for(spec_);
-    res_plan_ = plan_resident(spec_.widths, activations_of(spec_), plan_.batch, shared_optin());
+    res_plan_ = plan_resident(spec_.widths, activations_of(spec_), plan_.batch, shared_optin(),
+                              resident_grid_blocks_from_env());
     const GpuPath want = opt_.gpu_path;
     if (want == GpuPath::resident || (want == GpuPath::automatic && resident_preferred(res_plan_))) {
-      if (!res_plan_.fits) throw UsageError("gpu.path resident: this problem does not fit one block: " + res_plan_.why);
+      if (!res_plan_.fits) throw UsageError("gpu.path resident: this problem does not fit: " + res_plan_.why);
       fused_ = res_ = true;
       path_why_ = (want == GpuPath::resident ? "requested; " : "auto, one block holds the batch; ") + res_plan_.why;
     } else if (want == GpuPath::fused) {
@@ -260,8 +264,10 @@ class GpuBackend final : public Backend {
       group_loss_ = DeviceBuffer<double>(groups);
       tickets_ = DeviceBuffer<unsigned int>(1 + groups);
       tickets_.zero(stream_->get());
+    } else if (res_ && res_plan_.grid) {  // the groups' gradients and losses (one block: none)
+      grad_partial_ = DeviceBuffer<float>(P * size_t(res_plan_.groups));
+      loss_partial_ = DeviceBuffer<double>(size_t(res_plan_.groups));
     } else if (res_) {
-      // nothing per step: the block keeps everything else in shared memory
     } else if (fused_) {
       const int blocks = fused_blocks(B, fused_plan_.tile);
       grad_partial_ = DeviceBuffer<float>(P * size_t(blocks));
@@ -336,7 +342,7 @@ class GpuBackend final : public Backend {
                             plan_.shuffle ? 1 : 0, opt_.seed};
       ++fused_launches_;
       return launch_resident(res_plan_, x_.get(), y_.get(), w_.get(), m_.get(), v_.get(), state_.get(), table_.get(), c,
-                             hyper_, sgd_, loss_dev_.get(), stream_->get());
+                             hyper_, sgd_, loss_dev_.get(), grad_partial_.get(), loss_partial_.get(), stream_->get());
     }
     for (int e = 0; e < epochs; ++e)
       for (int b = 0; b < plan_.batches; ++b) {

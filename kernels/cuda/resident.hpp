@@ -20,6 +20,9 @@
 // It fits a bounded problem: widths ≤ 64, ≤ 8 layers (the fused limits), at most
 // threads × kResMaxOwn parameters, at most threads × kResMaxPerThread samples per batch, and
 // the rows in shared memory (plan_resident says which limit a net or batch exceeds).
+//
+// A batch one block cannot hold goes to the cooperative grid (resident_grid.hpp): the same
+// stages per fixed group of samples in every block, an exchange between grid barriers.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -72,6 +75,13 @@ struct ResidentPlan {
   int threads = 0;  // of the one block
   int per_thread = 0;  // samples per thread (the last pass ragged)
   size_t smem_bytes = 0;
+  // The cooperative grid (resident_grid.hpp): net.batch is then one group's samples.
+  bool grid = false;
+  int batch = 0;       // samples per optimiser step
+  int groups = 0;      // groups of a full batch: ceil(batch / net.batch)
+  int force_blocks = 0;  // the test-only knob (0: as many blocks as groups and co-residency allow)
+  int blocks = 0;      // of the launch (prepare_resident sets it)
+  int max_blocks = 0;  // co-resident at most (prepare_resident)
 };
 
 // `auto`'s rule. The exact kernel's simulated cycles per epoch are 0.37× v2's at 100 samples and
@@ -81,12 +91,21 @@ struct ResidentPlan {
 // asks for it. The generic kernel is slower than v2 in the simulator (1.39×–1.75×).
 inline bool resident_preferred(const ResidentPlan&) { return false; }
 
-// `batch`: samples per optimiser step (the whole data at full batch).
+// `batch`: samples per optimiser step (the whole data at full batch). grid_blocks > 0 (tests
+// only): the cooperative grid even where one block fits, with at most that many blocks.
 ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Activation>& acts, int batch,
-                           size_t smem_optin);
+                           size_t smem_optin, int grid_blocks = 0);
 
-// Loads the kernel's module and raises its dynamic shared-memory limit; returns its registers per thread.
-int prepare_resident(const ResidentPlan& plan);
+// NNTRAIN_RESIDENT_GRID_BLOCKS: a TEST-ONLY knob that forces the grid and its block count
+// (0 where unset; anything but a positive integer throws CudaError).
+int resident_grid_blocks_from_env();
+
+// Loads the kernel's module and raises its dynamic shared-memory limit; the grid's block count
+// (plan.blocks) from the occupancy; returns the kernel's registers per thread.
+int prepare_resident(ResidentPlan& plan);
+
+// For details(): "" for one block, else the grid's blocks (after prepare_resident).
+std::string resident_launch_note(const ResidentPlan& plan);
 
 // One launch: `epochs` epochs of `batches` steps (batch samples each, the last one last_count).
 struct ResidentChunk {
@@ -100,9 +119,10 @@ struct ResidentChunk {
 
 // Runs the chunk: w/m/v (device, flat) are read at the start and written at the end;
 // table[e × batches + b] holds the Adam scalars of that step; losses[e] gets epoch e's loss;
-// state->epoch (the shuffle key's epoch) and state->adam advance by the chunk.
+// state->epoch (the shuffle key's epoch) and state->adam advance by the chunk. The grid needs
+// gpart (plan.groups × parameters floats) and gloss (plan.groups doubles); one block, nullptr.
 void launch_resident(const ResidentPlan& plan, const float* x, const float* y, float* w, float* m, float* v,
                      TrainState* state, const AdamStep* table, ResidentChunk c, AdamHyper h, bool sgd, float* losses,
-                     cudaStream_t s);
+                     float* gpart, double* gloss, cudaStream_t s);
 
 }  // namespace nntrain::cuda
