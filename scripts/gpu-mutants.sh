@@ -15,12 +15,16 @@
 # run nothing, as scripts/gpusim-check.sh does.
 #
 # `--check`: only that every pattern is found exactly once (seconds, no build, no simulator);
-# `--list`: "ID FILE" per mutant (scripts/mutants-slice.sh --gpu: CI's share).
+# `--apply`: every row planted in a scratch copy and restored, each checked to change its
+# file (no build, no simulator); `--list`: "ID FILE" per mutant (scripts/mutants-slice.sh
+# --gpu: CI's share). The lanes, planting and report are scripts/lib/mutant-lanes.sh's,
+# shared with scripts/mutants.sh; this file holds the rows and the simulator's build and runs.
 # Environment: MUTANTS_ONLY (comma-separated ids), GPU_MUTANTS_REV (plant in that commit, not
 # in the work tree: `git archive`; the work tree's uncommitted files by default), GPU_MUTANT_TIMEOUT (seconds per test run,
 # 900), GPU_MUTANT_LANES (scratch copies working at once: one simulator process or build
 # each; 2 with ccache, else 1), JOBS (build parallelism per lane, nproc), MUTANTS_KEEP=1 (keep
-# the scratch folder), NNTRAIN_GPGPUSIM_PREFIX (the simulator's build, as gpusim-check.sh).
+# the scratch folder), NNTRAIN_CCACHE=0 (no ccache), NNTRAIN_GPGPUSIM_PREFIX (the simulator's
+# build, as gpusim-check.sh).
 #
 # Cost on 2 cores (docs/TESTING.md has the dated log): a simulator process spends ~10 s of
 # CPU (30 s at load 3) loading the binary's PTX before its first case; the filters below are
@@ -28,16 +32,15 @@
 # mutant usually costs seconds of simulation; a survivor costs its filter in full.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SRC="$(pwd)"
-JOBS="${JOBS:-$(nproc)}"
+# shellcheck source=scripts/lib/mutant-lanes.sh
+source scripts/lib/mutant-lanes.sh  # the lanes, planting, bookkeeping and report: one copy for both
+ML_NAME=gpu-mutants
 TIMEOUT="${GPU_MUTANT_TIMEOUT:-900}"
-ONLY=",${MUTANTS_ONLY:-},"
 
-ids=() files=() filters=() froms=() tos=() whats=()
 # gmutant ID FILE TEST-FILTER FROM TO WHAT — FILTER is a Catch2 test spec for nntrain_gpu_tests
 # (a comma separates alternatives: one in a case's name is written \,); each of its
 # alternatives must name at least one case, which is checked before anything runs.
-gmutant() { ids+=("$1"); files+=("$2"); filters+=("$3"); froms+=("$4"); tos+=("$5"); whats+=("$6"); }
+gmutant() { mutant "$@"; }
 
 # --- the resident path (kernels/cuda/resident.cu; the host's Adam table in gpu_backend.cpp) ---
 gmutant res-slice-skipped kernels/cuda/resident.cu 'resident: one SGD step*' \
@@ -144,108 +147,41 @@ gmutant reduce-last-level kernels/cuda/reduce.cuh 'MSE delta*' \
   "block reduction: the tree's last level is skipped (thread 1's half of the sum lost)"
 
 # ---------------------------------------------------------------------------------------------
-selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
+# What differs from mutants.sh: the [gpu] test binary built for GPGPU-Sim, its filters checked
+# to name cases, their baselines run as tasks of the queue, each run in a simulator process.
+LANES=${GPU_MUTANT_LANES:-$((have_ccache ? 2 : 1))}
+ML_REV=${GPU_MUTANTS_REV:-}
+ML_WATCH=(kernels/cuda tests/gpu)
+ML_BUILD_WHAT="for the simulator: compute_75 PTX, shared cudart"
+ML_NOT_RUN_WHY="the simulator cannot load the mutated code"
 # The alternatives of a Catch2 filter, one a line (split at the commas not escaped).
 alternatives() { printf '%s' "$1" | perl -ne 'print "$_\n" for split /(?<!\\),/'; }
-occurrences() { FROM="${froms[$1]}" perl -0777 -ne '$n = () = /\Q$ENV{FROM}\E/g; print $n' "$2" 2>/dev/null || echo 0; }
 
-if [[ "${1:-}" == --list ]]; then
-  for i in "${!ids[@]}"; do echo "${ids[$i]} ${files[$i]}"; done
-  exit 0
-fi
-if [[ "${1:-}" == --check ]]; then
-  bad=0
-  declare -A seen=()
-  for i in "${!ids[@]}"; do
-    c=$(occurrences "$i" "$SRC/${files[$i]}")
-    if [[ "$c" != 1 ]]; then
-      echo "gpu-mutants: ERROR: ${ids[$i]}: pattern found $c times in ${files[$i]}"
-      bad=1
-    fi
-    [[ -n "${seen[${ids[$i]}]:-}" ]] && { echo "gpu-mutants: ERROR: ${ids[$i]} listed twice"; bad=1; }
-    seen[${ids[$i]}]=1
-  done
-  echo "gpu-mutants: ${#ids[@]} mutants, $([[ $bad == 0 ]] && echo 'every pattern found once' || echo 'some patterns not found once')"
-  exit $((bad * 2))
-fi
-if [[ "$ONLY" != ",," ]]; then
-  for id in ${MUTANTS_ONLY//,/ }; do
-    [[ " ${ids[*]} " == *" $id "* ]] || { echo "gpu-mutants: ERROR: MUTANTS_ONLY names $id, which is not in the list"; exit 2; }
-  done
-fi
-
-# --- the simulator (as scripts/gpusim-check.sh) ----------------------------------------------
-TOOLS=${GPGPUSIM_TOOLS:-$SRC/../shared/tools/gpgpu-sim}
-if [[ ! -f "$TOOLS/build-gpgpusim.sh" ]]; then
-  echo "gpu-mutants: GPGPU-Sim's tools are absent ($TOOLS; set GPGPUSIM_TOOLS=DIR): nothing was run."
-  exit 0
-fi
-PREFIX=${NNTRAIN_GPGPUSIM_PREFIX:-$HOME/.cache/nntrain/gpgpusim}
-export PATH="/usr/local/cuda/bin:$PATH"
-start=$(date +%s)
-mkdir -p "$(dirname "$PREFIX")"
-LOCK=()
-command -v flock >/dev/null && LOCK=(flock "$PREFIX.lock")
-if ! "${LOCK[@]}" "$TOOLS/build-gpgpusim.sh" "$PREFIX" >/tmp/gpu-mutants-simbuild.$$.log 2>&1 || [[ ! -f "$PREFIX/env.sh" ]]; then
-  tail -20 /tmp/gpu-mutants-simbuild.$$.log
-  echo "gpu-mutants: ERROR: the simulator does not build"
-  exit 2
-fi
-rm -f /tmp/gpu-mutants-simbuild.$$.log
-
-SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/nntrain-gpu-mutants.XXXXXX")"
-kill_tree() {  # kill_tree PID: the process and its descendants (a lane's build or simulator)
-  local c
-  for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
-  kill "$1" 2>/dev/null || true
+ml_prepare() {  # the simulator, as scripts/gpusim-check.sh builds it (or nothing to run)
+  TOOLS=${GPGPUSIM_TOOLS:-$SRC/../shared/tools/gpgpu-sim}
+  if [[ ! -f "$TOOLS/build-gpgpusim.sh" ]]; then
+    echo "gpu-mutants: GPGPU-Sim's tools are absent ($TOOLS; set GPGPUSIM_TOOLS=DIR): nothing was run."
+    exit 0
+  fi
+  PREFIX=${NNTRAIN_GPGPUSIM_PREFIX:-$HOME/.cache/nntrain/gpgpusim}
+  export PATH="/usr/local/cuda/bin:$PATH"
+  mkdir -p "$(dirname "$PREFIX")"
+  local lock=()
+  command -v flock >/dev/null && lock=(flock "$PREFIX.lock")
+  if ! "${lock[@]}" "$TOOLS/build-gpgpusim.sh" "$PREFIX" >/tmp/gpu-mutants-simbuild.$$.log 2>&1 || [[ ! -f "$PREFIX/env.sh" ]]; then
+    tail -20 /tmp/gpu-mutants-simbuild.$$.log
+    echo "gpu-mutants: ERROR: the simulator does not build"
+    exit 2
+  fi
+  rm -f /tmp/gpu-mutants-simbuild.$$.log
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER= -DCMAKE_CUDA_COMPILER_LAUNCHER=)
+  ((have_ccache)) && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  CUDART_SO=$(dirname "$(dirname "$(command -v nvcc)")")/lib64/libcudart.so
 }
-cleanup() {
-  local p
-  for p in $(jobs -p); do kill_tree "$p"; done
-  wait 2>/dev/null || true
-  [[ "${MUTANTS_KEEP:-0}" == 1 ]] || rm -rf "$SCRATCH"
-}
-trap cleanup EXIT
-[[ "${MUTANTS_KEEP:-0}" == 1 ]] && echo "gpu-mutants: scratch copy kept in $SCRATCH"
-
-have_ccache=0
-command -v ccache >/dev/null 2>&1 && [[ "${NNTRAIN_CCACHE:-1}" != 0 ]] && have_ccache=1
-LANES=${GPU_MUTANT_LANES:-$((have_ccache ? 2 : 1))}
-((LANES >= 1)) || LANES=1
-wanted=0
-for id in "${ids[@]}"; do selected "$id" && wanted=$((wanted + 1)); done
-((LANES > wanted && wanted > 0)) && LANES=$wanted
-launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER= -DCMAKE_CUDA_COMPILER_LAUNCHER=)
-if ((have_ccache)); then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-  export CCACHE_NOHASHDIR=1
-fi
-CUDART_SO=$(dirname "$(dirname "$(command -v nvcc)")")/lib64/libcudart.so
-lane_dir() { echo "$SCRATCH/lane$1"; }
-if [[ -n "${GPU_MUTANTS_REV:-}" ]]; then
-  what="commit $(git rev-parse --short=12 "$GPU_MUTANTS_REV^{commit}")"
-else
-  what="the work tree at $(git rev-parse --short=12 HEAD 2>/dev/null || echo '?')"
-  [[ -n "$(git status --porcelain -- kernels/cuda tests/gpu 2>/dev/null)" ]] && what+=" + uncommitted changes in kernels/cuda or tests/gpu"
-fi
-echo "gpu-mutants: $what, $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "gpu-mutants: copying the tree to $SCRATCH ($LANES lane$( ((LANES > 1)) && echo s))"
-mkdir -p "$SCRATCH/lane1" "$SCRATCH/results"
-if [[ -n "${GPU_MUTANTS_REV:-}" ]]; then
-  # A commit, not the work tree (where other changes may be half done).
-  git archive "$GPU_MUTANTS_REV" | tar -xf - -C "$SCRATCH/lane1"
-else
-  # Tracked and untracked-but-not-ignored files: what a commit of the work tree would hold.
-  git ls-files -z --cached --others --exclude-standard |
-    tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$SCRATCH/lane1"
-fi
-for ((k = 2; k <= LANES; ++k)); do cp -a "$SCRATCH/lane1" "$SCRATCH/lane$k"; done
-for ((k = 1; k <= LANES; ++k)); do
-  mkdir -p "$SCRATCH/run$k" && cp "$PREFIX"/simcfg/* "$SCRATCH/run$k"/
-done
+ml_run_dir() { cp "$PREFIX"/simcfg/* "$SCRATCH/run$1"/; }
 # The build folder is named as gpusim-check.sh's (build-sim), its compile lines relative to
 # the copy (CCACHE_BASEDIR): the objects that script compiled are hits here.
-configure() {
+ml_configure() {
   local d
   d=$(lane_dir "$1")
   CCACHE_BASEDIR="$d" cmake -S "$d" -B "$d/build-sim" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -253,33 +189,11 @@ configure() {
     -DCUDA_cudart_static_LIBRARY="$CUDART_SO" "${launcher[@]}" >"$d/configure.log" 2>&1 &&
     grep -q "CUDA backend ON" "$d/configure.log"
 }
-build() {
+ml_build() {
   local d
   d=$(lane_dir "$1")
   CCACHE_BASEDIR="$d" nice cmake --build "$d/build-sim" --parallel "$JOBS" --target nntrain_gpu_tests >"$d/build.log" 2>&1
 }
-echo "gpu-mutants: building the scratch copies for the simulator (compute_75 PTX, shared cudart$( ((have_ccache)) && echo ', through ccache'))"
-for ((k = 1; k <= LANES; ++k)); do
-  if ! configure "$k" || ! build "$k"; then
-    tail -n 30 "$(lane_dir "$k")/configure.log" "$(lane_dir "$k")/build.log" 2>/dev/null
-    echo "gpu-mutants: ERROR: the unmutated copy $k does not configure or build (needs nvcc)"
-    exit 2
-  fi
-done
-echo "gpu-mutants: built in $(($(date +%s) - start)) s"
-
-# Every alternative of every filter names a case (listing runs no GPU code: the real CUDA
-# runtime, not the simulator's): a misspelt one would otherwise run nothing and pass.
-gt="$(lane_dir 1)/build-sim/tests/nntrain_gpu_tests"
-for i in "${!ids[@]}"; do
-  selected "${ids[$i]}" || continue
-  while IFS= read -r alt; do
-    if [[ -z "$("$gt" --list-test-names-only "$alt" 2>/dev/null | sed -e '/^[[:space:]]*$/d')" ]]; then
-      echo "gpu-mutants: ERROR: ${ids[$i]}: its filter's part '$alt' names no [gpu] test case"
-      exit 2
-    fi
-  done < <(alternatives "${filters[$i]}")
-done
 
 # run_filter LANE FILTER LOG: the filter's cases on the simulator, in the lane's run folder
 # (GPGPU-Sim writes fixed-name scratch files where it runs); the exit status of the tests.
@@ -302,129 +216,75 @@ killed_by() {  # killed_by LOG RC
   else echo "rc $2"; fi
 }
 
-# Tasks: first the filters without a mutant (they must pass on the simulator, or a "kill"
-# means nothing), then the mutants; lanes take them from one queue. The distinct filters are
-# dealt into one baseline run per lane (a Catch2 spec "a,b" runs the cases of a or b): the
-# simulator's start, not the cases, is most of a short run.
-n=0 errors=0
-tasks=()
-declare -A seen_filter=()
-base=()
-for i in "${!ids[@]}"; do
-  selected "${ids[$i]}" || continue
-  while IFS= read -r f; do
-    [[ -n "${seen_filter[$f]:-}" ]] && continue
-    seen_filter[$f]=1
-    g=$((${#seen_filter[@]} % LANES))
-    base[g]="${base[g]:+${base[g]},}$f"
-  done < <(alternatives "${filters[$i]}")
-done
-for g in "${!base[@]}"; do tasks+=("base:${base[$g]}"); done
-nbase=${#tasks[@]}
-for i in "${!ids[@]}"; do
-  id="${ids[$i]}"
-  selected "$id" || continue
-  n=$((n + 1))
-  count=$(occurrences "$i" "$SCRATCH/lane1/${files[$i]}")
-  if [[ "$count" != 1 ]]; then
-    printf 'ERROR     %-24s pattern found %s times in %s (source drifted: update the list)\n' "$id" "$count" "${files[$i]}"
-    echo ERROR >"$SCRATCH/results/m$i"
-    continue
-  fi
-  tasks+=("mut:$i")
-done
-
-run_base() {  # run_base LANE TASK-INDEX FILTER
-  local t0 rc=0 log="$SCRATCH/results/base$2.log"
+# Every alternative of every filter names a case (listing runs no GPU code: the real CUDA
+# runtime, not the simulator's): a misspelt one would otherwise run nothing and pass. Then
+# the filters without a mutant (they must pass on the simulator, or a "kill" means nothing),
+# as the queue's first tasks: the distinct filters dealt into one baseline run per lane (a
+# Catch2 spec "a,b" runs the cases of a or b): the simulator's start, not the cases, is most
+# of a short run.
+ml_before_queue() {
+  local i alt f g gt base=()
+  declare -A seen_filter=()
+  gt="$(lane_dir 1)/build-sim/tests/nntrain_gpu_tests"
+  for i in "${!ids[@]}"; do
+    selected "${ids[$i]}" || continue
+    while IFS= read -r alt; do
+      if [[ -z "$("$gt" --list-test-names-only "$alt" 2>/dev/null | sed -e '/^[[:space:]]*$/d')" ]]; then
+        echo "gpu-mutants: ERROR: ${ids[$i]}: its filter's part '$alt' names no [gpu] test case"
+        exit 2
+      fi
+    done < <(alternatives "${filters[$i]}")
+  done
+  for i in "${!ids[@]}"; do
+    selected "${ids[$i]}" || continue
+    while IFS= read -r f; do
+      [[ -n "${seen_filter[$f]:-}" ]] && continue
+      seen_filter[$f]=1
+      g=$((${#seen_filter[@]} % LANES))
+      base[g]="${base[g]:+${base[g]},}$f"
+    done < <(alternatives "${filters[$i]}")
+  done
+  for g in "${!base[@]}"; do tasks+=("base:${base[$g]}"); done
+  nbase=${#tasks[@]}
+}
+ml_other_task() {  # ml_other_task LANE TASK-INDEX base:FILTER
+  local t0 rc=0 log="$SCRATCH/results/base$2.log" f=${3#base:}
   t0=$(date +%s)
-  run_filter "$1" "$3" "$log" || rc=$?
+  run_filter "$1" "$f" "$log" || rc=$?
   if [[ $rc == 0 ]] && grep -q '^GPU: GPGPU-Sim' "$log" && grep -q '^All tests passed' "$log"; then
     echo ok >"$SCRATCH/results/base$2"
-    printf 'baseline  passes on the simulator: %s [%d s]\n' "'$3'" $(($(date +%s) - t0))
+    printf 'baseline  passes on the simulator: %s [%d s]\n' "'$f'" $(($(date +%s) - t0))
   else
     echo bad >"$SCRATCH/results/base$2"
-    printf 'ERROR     baseline %s fails or does not run on the simulator without any mutant (rc %s)\n%s\n' "'$3'" \
+    printf 'ERROR     baseline %s fails or does not run on the simulator without any mutant (rc %s)\n%s\n' "'$f'" \
       "$rc" "$(grep -E -A3 'FAILED:|skipped' "$log" | head -8)"
   fi
 }
-run_mutant() {  # run_mutant LANE INDEX
-  local k=$1 i=$2 id="${ids[$2]}" file t0 tb outcome rc=0 log="$SCRATCH/results/m$2.log" by=""
-  file="$(lane_dir "$k")/${files[$i]}"
-  t0=$(date +%s)
-  cp "$file" "$SCRATCH/orig$k"
-  FROM="${froms[$i]}" TO="${tos[$i]}" perl -0777 -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$file"
-  if ! build "$k"; then
-    outcome=ERROR
-    printf 'ERROR     %-24s does not compile (fix the mutant)\n%s\n' "$id" \
-      "$(grep -m 3 'error' "$(lane_dir "$k")/build.log" || true)"
-  else
-    tb=$(($(date +%s) - t0))
-    run_filter "$k" "${filters[$i]}" "$log" || rc=$?
-    if [[ $rc == 0 ]] && grep -q '^All tests passed' "$log"; then
-      outcome=SURVIVED
-    elif grep -q '^No tests ran' "$log"; then
-      outcome=ERROR
-      by="no test case ran"
-    elif grep -q 'ERROR while parsing output of ptxas' "$log"; then
-      # The mutated kernel needs a stack frame, whose ptxas report GPGPU-Sim cannot parse: it
-      # stops before any case runs. Not a kill, and nothing to learn: left out of N.
-      outcome=NOTRUN
-      by="the simulator cannot load the mutated code (ptxas reports a stack frame)"
-    else
-      outcome=KILLED
-      by="killed by \"$(killed_by "$log" "$rc")\""
-    fi
-    printf '%-9s %-24s %s  [%s%s; build %d s, all %d s]\n' "$outcome" "$id" "${whats[$i]}" "${filters[$i]}" \
-      "${by:+: $by}" "$tb" $(($(date +%s) - t0))
-  fi
-  cp "$SCRATCH/orig$k" "$file"
-  touch "$file"  # newer than the mutant's objects: the next build recompiles it (a ccache hit)
-  echo "$outcome" >"$SCRATCH/results/m$i"
-}
-take() {
-  local next
-  {
-    flock 9
-    next=$(cat "$SCRATCH/next")
-    echo $((next + 1)) >"$SCRATCH/next"
-  } 9>"$SCRATCH/next.lock"
-  ((next < ${#tasks[@]})) && echo "$next"
-  return 0
-}
-lane() {
-  local k=$1 q t
-  while q=$(take) && [[ -n "$q" ]]; do
-    t=${tasks[$q]}
-    case $t in
-      base:*) run_base "$k" "$q" "${t#base:}" ;;
-      mut:*) run_mutant "$k" "${t#mut:}" ;;
-    esac
+ml_after_queue() {
+  local q
+  for ((q = 0; q < nbase; ++q)); do
+    [[ "$(cat "$SCRATCH/results/base$q" 2>/dev/null)" == ok ]] || errors=$((errors + 1))
   done
 }
-echo 0 >"$SCRATCH/next"
-pids=()
-for ((k = 1; k <= LANES; ++k)); do
-  lane "$k" &
-  pids+=($!)
-done
-wait "${pids[@]}" || true
-
-killed=0 not_run=0
-for ((q = 0; q < nbase; ++q)); do
-  [[ "$(cat "$SCRATCH/results/base$q" 2>/dev/null)" == ok ]] || errors=$((errors + 1))
-done
-for i in "${!ids[@]}"; do
-  selected "${ids[$i]}" || continue
-  case "$(cat "$SCRATCH/results/m$i" 2>/dev/null || echo LOST)" in
-    KILLED) killed=$((killed + 1)) ;;
-    SURVIVED) ;;
-    NOTRUN) n=$((n - 1)) not_run=$((not_run + 1)) ;;
-    ERROR) errors=$((errors + 1)) ;;
-    *) printf 'ERROR     %-24s no outcome recorded (its lane stopped)\n' "${ids[$i]}"; errors=$((errors + 1)) ;;
-  esac
-done
-echo "gpu-mutants: $(($(date +%s) - start)) s in all ($LANES lane$( ((LANES > 1)) && echo s)), load average now $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "gpu-mutants: $killed of $n killed$( ((not_run)) && echo " ($not_run not run: the simulator cannot load the mutated code)")"
-((errors > 0)) && exit 2
-((n > 0 && killed * 10 < n * 9)) && exit 1
-exit 0
+ml_test_mutant() {  # ml_test_mutant LANE INDEX T0
+  local k=$1 i=$2 tb rc=0 log="$SCRATCH/results/m$2.log" by=""
+  tb=$(($(date +%s) - $3))
+  run_filter "$k" "${filters[$i]}" "$log" || rc=$?
+  if [[ $rc == 0 ]] && grep -q '^All tests passed' "$log"; then
+    outcome=SURVIVED
+  elif grep -q '^No tests ran' "$log"; then
+    outcome=ERROR
+    by="no test case ran"
+  elif grep -q 'ERROR while parsing output of ptxas' "$log"; then
+    # The mutated kernel needs a stack frame, whose ptxas report GPGPU-Sim cannot parse: it
+    # stops before any case runs. Not a kill, and nothing to learn: left out of N.
+    outcome=NOTRUN
+    by="the simulator cannot load the mutated code (ptxas reports a stack frame)"
+  else
+    outcome=KILLED
+    by="killed by \"$(killed_by "$log" "$rc")\""
+  fi
+  printf '%-9s %-24s %s  [%s%s; build %d s, all %d s]\n' "$outcome" "${ids[$i]}" "${whats[$i]}" "${filters[$i]}" \
+    "${by:+: $by}" "$tb" $(($(date +%s) - $3))
+}
+ml_main "$@"

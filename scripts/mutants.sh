@@ -19,345 +19,27 @@
 # unit on one core, so one lane left the second core of a 2-core machine mostly idle.
 #
 # `scripts/mutants.sh --check` only checks that every pattern is found once (no build);
-# `--list` prints "ID FILE" per mutant (scripts/mutants-slice.sh: CI's rotating slice).
+# `--apply` plants every row in a scratch copy and restores it, checking that each edit
+# changed its file (no build); `--list` prints "ID FILE" per mutant (scripts/mutants-slice.sh:
+# CI's rotating slice). The lanes, planting and report are scripts/lib/mutant-lanes.sh's,
+# shared with scripts/gpu-mutants.sh; this file holds the rows and the CPU build and tests.
 # Environment: MUTANTS_ONLY (comma-separated ids: run just those), MUTANT_TIMEOUT (seconds
 # per test run, 300), JOBS (build parallelism per lane, nproc), MUTANT_LANES (lanes: nproc
 # up to 4 with ccache, 1 without), MUTANTS_KEEP=1 (keep the scratch folder and print where
-# it is).
+# it is), NNTRAIN_CCACHE=0 (no ccache).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SRC="$(pwd)"
-JOBS="${JOBS:-$(nproc)}"
+# shellcheck source=scripts/lib/mutant-lanes.sh
+source scripts/lib/mutant-lanes.sh  # the lanes, planting, bookkeeping and report: one copy for both
+ML_NAME=mutants
 MUTANT_TIMEOUT="${MUTANT_TIMEOUT:-300}"
-ONLY=",${MUTANTS_ONLY:-},"
 
-ids=() files=() filters=() froms=() tos=() whats=()
 # mutant ID FILE TEST-FILTER FROM TO WHAT — FILTER is a Catch2 test spec for nntrain_tests.
-mutant() { ids+=("$1"); files+=("$2"); filters+=("$3"); froms+=("$4"); tos+=("$5"); whats+=("$6"); }
 # needs[ID]=FLAG: the mutant plants code that runs only on CPUs with that /proc/cpuinfo flag.
-declare -A needs=()
 
-# --- the six classes of bugs that once shipped unnoticed (issue 11) ------------------------
-mutant fast-partial-tile kernels/cpu/cpu_fast_tile.cpp '[sizes]' \
-  's0 < end; s0 += t.T)' \
-  's0 + tile_ <= end; s0 += t.T)' \
-  'fast backend skips the last partial tile of every chunk'
-mutant fast-sgd-last-chunk kernels/cpu/cpu_fast_step.cpp '[sizes]' \
-  'for (int c = 0; c < a.chunks; ++c) {' \
-  'for (int c = 0; c < a.chunks - 1; ++c) {' \
-  'fast backend SGD reduction drops the last chunk'
-mutant peaks-cube core/dataset.cpp '[data]' \
-  'x / 5 - x * x * x - y * y * y * y * y' \
-  'x / 5 - x * x - y * y * y * y * y' \
-  'peaks formula: x^3 becomes x^2'
-mutant shuffle-seed-reference core/cpu_reference.cpp '[seed]' \
-  'make_shuffle_key(uint32_t(plan_.n), opt_.seed, uint64_t(epoch_))' \
-  'make_shuffle_key(uint32_t(plan_.n), 1, uint64_t(epoch_))' \
-  'reference backend: the shuffle key ignores the seed'
-mutant shuffle-seed-trainer core/trainer.cpp '[seed]' \
-  'o.seed = cfg.seed;' \
-  'o.seed = 1;' \
-  'the backends get a fixed shuffle seed whatever the config says'
-mutant seed-flag-ignored app/cli_flags.cpp '[seed]' \
-  'case Kind::unsigned_integer: value = v.unsigned_integers[i]; break;' \
-  'case Kind::unsigned_integer: continue;' \
-  'CLI: the --seed flag is parsed but ignored'
-mutant init-seed-ignored app/preflight.cpp '[seed]' \
-  'init_params(cfg.model_spec(), cfg.model.init, cfg.seed)' \
-  'init_params(cfg.model_spec(), cfg.model.init, 1)' \
-  'initial weights ignore the seed'
-mutant output-activation core/reference_math.hpp '[predict]' \
-  'next[o] = act_forward(spec.activation(l), z);' \
-  'next[o] = act_forward(spec.hidden, z);' \
-  'predict / --write-surface apply the hidden activation to the output layer'
-mutant csv-last-row core/dataset.cpp '[csv]' \
-  '  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto fields' \
-  '  while (std::getline(in, line) && !in.eof()) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto fields' \
-  'CSV reader drops a last row without a trailing newline'
-mutant csv-line-numbers core/dataset.cpp '[csv]' \
-  '    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto fields' \
-  '    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    ++line_no;
-    const auto fields' \
-  'CSV reader does not count blank lines in its line numbers'
-
-# --- optimiser, loss, activation, batching, chunking, exit codes, config, model file ------
-mutant adam-betas-swapped core/optimizer.cpp '[golden]' \
-  'return AdamHyper{cfg.lr, cfg.beta1, cfg.beta2, cfg.eps};' \
-  'return AdamHyper{cfg.lr, cfg.beta2, cfg.beta1, cfg.eps};' \
-  'Adam: beta1 and beta2 swapped'
-mutant adam-step-stuck core/optimizer.cpp '[golden]' \
-  'step_ = adam_next_step(step_, hyper_);' \
-  'step_ = adam_next_step(adam_initial_step(), hyper_);' \
-  'Adam: the bias correction stays at step 1'
-mutant mse-gradient-factor core/reference_math.hpp '[gradcheck],[golden]' \
-  'const T two_over_count = T(2) / (T(count) * T(n_out));' \
-  'const T two_over_count = T(1) / (T(count) * T(n_out));' \
-  'MSE gradient without its factor 2'
-mutant mse-mean-outputs core/reference_math.hpp '[gradcheck]' \
-  'return loss / (Acc(count) * Acc(n_out));' \
-  'return loss / Acc(count);' \
-  'MSE: the mean over samples only, not over outputs'
-# The relu derivative of the fused backward through the first layer (grad_backprop_first),
-# which every 2-input net such as 2-20-5-1 takes, and the same in mv_block's epilogue (the
-# backward into deeper hidden layers, which 2-20-5-1 does not take: that one survived
-# [sizes] and is caught by test_fast_cpu.cpp's deeper and wider nets).
-mutant relu-backward kernels/cpu/cpu_fast_kernels_backward.inc '[sizes]' \
-  '          p = a > vf{} ? p : vf{};
-        else if constexpr (ACT != 0)' \
-  '          p = a >= vf{} ? p : vf{};
-        else if constexpr (ACT != 0)' \
-  'fast kernels: relu passes the gradient through units that are off (output 0)'
-mutant relu-backward-deep kernels/cpu/cpu_fast_kernels_forward.inc '[fast]~[sizes]' \
-  'v = y > vf{} ? v : vf{};' \
-  'v = y >= vf{} ? v : vf{};' \
-  'fast kernels: the same in the backward into deeper hidden layers'
-# The forward's tail (a net of three layers: the loss, the last layer's gradient and the
-# delta into the second, in the forward pass): relu', and the padding lanes of a ragged tile.
-mutant relu-backward-tail kernels/cpu/cpu_fast_kernels_fused.inc '[sizes]' \
-  '      p = a > vf{} ? p : vf{};
-    else if constexpr (ACT1 != 0)' \
-  '      p = a >= vf{} ? p : vf{};
-    else if constexpr (ACT1 != 0)' \
-  'fast kernels: the forward tail passes the gradient through second-layer units that are off'
-mutant tail-loss-padding kernels/cpu/cpu_fast_kernels_fused.inc '[fast]~[sizes]' \
-  'lsum += valid ? diff * diff : vf{};' \
-  'lsum += diff * diff;' \
-  'fast kernels: the forward tail counts the padding lanes of a ragged tile in the loss'
-# The same two in the tail that AVX-512 keeps inside the block loop (kFwdTailPass).
-mutant relu-backward-tail-inloop kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
-  '            p = a > vf{} ? p : vf{};
-          else if constexpr (ACT1 != 0)' \
-  '            p = a >= vf{} ? p : vf{};
-          else if constexpr (ACT1 != 0)' \
-  'fast kernels (AVX-512): the in-loop forward tail passes the gradient through units that are off'
-needs[relu-backward-tail-inloop]=avx512f
-mutant tail-loss-padding-inloop kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
-  'lsum = lsum + (valid ? diff * diff : vf{});' \
-  'lsum = lsum + diff * diff;' \
-  'fast kernels (AVX-512): the in-loop forward tail counts the padding lanes in the loss'
-needs[tail-loss-padding-inloop]=avx512f
-# The tail as a pass of its own (ff_tail): the second layer's outputs parked in D's rows, the
-# vectors without padding unmasked, the rest masked.
-mutant tail-y-rows kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
-  'float *H = f.H, *Z = kPass ? f.D : f.Z;' \
-  'float *H = f.H, *Z = f.Z;' \
-  'fast kernels: the forward leaves the second layer outputs where its tail does not read them'
-mutant tail-full-rounds-up kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
-  'const int full = (f.count < f.T ? f.count : f.T) / LANES * LANES;' \
-  'const int full = (f.count < f.T ? f.count + LANES - 1 : f.T) / LANES * LANES;' \
-  'fast kernels: the forward tail takes the partial vector of a ragged tile unmasked'
-mutant tail-masked-skip kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
-  'for (; c < f.T; c += kAccLanes) ff_tail_vec<OUT, ACT1, true>' \
-  'for (c += kAccLanes; c < f.T; c += kAccLanes) ff_tail_vec<OUT, ACT1, true>' \
-  'fast kernels: the forward tail skips the first vector that holds padding'
-# The same bits on every instruction set (tests/test_fast_isa_bits.cpp): a kernel set that
-# multiplies then adds, or whose lanes sum in another order than AVX-512's 16.
-mutant generic-fma-unfused kernels/cpu/cpu_fast_generic.cpp '[isa]' \
-  '  return vf(_mm_movelh_ps(_mm_cvtpd_ps(lo), _mm_cvtpd_ps(hi)));' \
-  '  return a * b + c;  // two roundings' \
-  'generic kernels: multiply-adds rounded twice (the results then differ from AVX-512 and AVX2)'
-mutant loss-lanes-width kernels/cpu/cpu_fast_kernels_backward.inc '[isa]' \
-  'lsum[h] = lsum[h] + (valid ? diff * diff : zero);' \
-  'lsum[0] = lsum[0] + (valid ? diff * diff : zero);' \
-  'output delta: the loss summed in the vector width'"'"'s lanes, not 16 (AVX2 and generic differ from AVX-512)'
-# The mini-batch input paths: records transposed for shuffled tiles, rows read in place for
-# unshuffled ones (test_fast_cpu.cpp runs both against the reference).
-mutant gather-transpose kernels/cpu/cpu_fast_kernels_shuffle.inc '[fast]~[sizes]' \
-  'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 2, 3, 6, 7),' \
-  'const v4 r[4] = {__builtin_shufflevector(t0, t1, 0, 1, 4, 5), __builtin_shufflevector(t0, t1, 0, 1, 6, 7),' \
-  'fast backend: shuffled tiles take two samples second input from the first'
-mutant gather-transpose8 kernels/cpu/cpu_fast_kernels_shuffle.inc '[fast]~[sizes]' \
-  '__builtin_shufflevector(t0, t1, 2, 3, 10, 11, 6, 7, 14, 15),' \
-  '__builtin_shufflevector(t0, t1, 2, 3, 10, 11, 2, 3, 14, 15),' \
-  'fast backend: shuffled tiles of 8 records give samples 5 and 6 the second input of samples 1 and 2'
-# The VBMI shuffle: its tables are one key's (rebuilt when the key changes), and a piece's
-# last partial group of 16 indices is stored masked (never past out[count - 1]).
-mutant vbmi-stale-tables kernels/cpu/cpu_fast_shuffle_vbmi.cpp '[partition]' \
-  'if (!tab.built || !same_key(tab.key, key)) build_tables(tab, key);' \
-  'if (!tab.built) build_tables(tab, key);' \
-  'VBMI shuffle: keeps the first key tables for every later epoch'
-mutant vbmi-tail-overrun kernels/cpu/cpu_fast_shuffle_vbmi.cpp '[partition]' \
-  '      if (rem >= 16)' \
-  '      if (rem > 0)' \
-  'VBMI shuffle: writes whole groups of 16 indices past the end of a piece'
-needs[vbmi-stale-tables]=avx512vbmi
-needs[vbmi-tail-overrun]=avx512vbmi
-# The grouped shuffle (four vectors' first rounds at once) and AVX2's table-driven packing.
-mutant shuffle-group-positions kernels/cpu/cpu_fast_kernels_shuffle.inc '[partition]' \
-  'm = append_pending(x[v], lane + uint32_t(j + v * LANES), LANES, key.n, pend, where, m);' \
-  'm = append_pending(x[v], lane + uint32_t(j), LANES, key.n, pend, where, m);' \
-  'shuffle: a group of first rounds records every vector under the first vector'"'"'s positions'
-mutant avx2-leftpack-count kernels/cpu/cpu_fast_avx2.cpp '[partition]' \
-  'count[mask] = uint8_t(k);' \
-  'count[mask] = uint8_t(k > 0 ? k - 1 : 0);' \
-  'AVX2 shuffle: the packing table counts one lane too few, so a value >= n is never walked'
-needs[avx2-leftpack-count]=avx2
-mutant avx2-lane-sums-tree kernels/cpu/cpu_fast_avx2.cpp '[partition]' \
-  '2, 3, 10, 11, 6, 7, 14, 15);' \
-  '3, 2, 11, 10, 7, 6, 15, 14);' \
-  'AVX2 lane sums: the second level adds s_j + s_j+3 and s_j+1 + s_j+2 (the same sum, another rounding)'
-needs[avx2-lane-sums-tree]=avx2
-mutant avx2-masked-io kernels/cpu/cpu_fast_avx2.cpp '[fast]' \
-  '_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));' \
-  '_mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8));' \
-  'AVX2 masked loads and stores: a partial vector (the parameters'"'"' last) misses its last lane'
-needs[avx2-masked-io]=avx2
-mutant avx2-gbp-relu-row kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
-  '(%[dp],%[tb],4), %%ymm14' \
-  '(%[dp],%[tb3]), %%ymm14' \
-  'AVX2 fused backward columns: the fifth D row is read from the fourth'"'"'s place'
-needs[avx2-gbp-relu-row]=avx2
-mutant avx2-gbp-relu-mask kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
-  'vcmpps $0x1e, %[zero]' \
-  'vcmpps $0x1d, %[zero]' \
-  'AVX2 fused backward columns: the relu mask keeps a = 0 (a >= 0 instead of a > 0)'
-needs[avx2-gbp-relu-mask]=avx2
-mutant avx2-gbp-relu-fresh kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
-  '"je 3f\n\t"' \
-  '"jmp 3f\n\t"' \
-  'AVX2 fused backward columns: a fresh tile adds to the accumulators'"'"' old values'
-needs[avx2-gbp-relu-fresh]=avx2
-mutant avx2-gbp-relu-first-mul kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
-  '"vfmadd213ps %[zero], %%ymm14, %%ymm15\n\t"' \
-  '"vmulps %%ymm14, %%ymm8, %%ymm15\n\t"' \
-  'AVX2 fused backward columns: p starts as w0 d0 (a multiply), not w0 d0 + 0: a -0 where the C++ loop has +0'
-needs[avx2-gbp-relu-first-mul]=avx2
-# The schedule: a worker that joins a step late must not take a chunk again once the
-# parameter blocks have started (their claims reuse the chunks' counters with the next tag).
-mutant claim-later-tag kernels/cpu/cpu_fast_step.cpp '[determinism]' \
-  'if ((v >> kClaimShift) > tag) return -1;' \
-  'if (false) return -1;' \
-  'fast backend: a late worker takes chunks again during the reduction'
-# Two buffers of parameters (a step on several threads reads one and updates the other).
-mutant params-not-swapped kernels/cpu/cpu_fast_step.cpp '[determinism]' \
-  '    pin_ ^= 1;' \
-  '    (void)pin_;' \
-  'fast backend: multi-thread steps update the spare parameters and keep reading the old'
-# The pool wakes sleeping workers only when it counts them asleep.
-mutant pool-lost-wakeup kernels/cpu/thread_pool.cpp '[pool]' \
-  'sleepers_.fetch_add(1, std::memory_order_seq_cst);' \
-  '(void)0;' \
-  'thread pool: a worker going to sleep is not counted, so no region wakes it again'
-# A region ends only once every worker inside it has left (ThreadPool::run).
-mutant pool-leave-unwaited kernels/cpu/thread_pool.cpp '[pool]' \
-  'p.load(std::memory_order_seq_cst) == inside;' \
-  'false;' \
-  'thread pool: run() returns while a worker that joined is still running its part'
-mutant pool-shared-leave-unwaited kernels/cpu/thread_pool.cpp '[pool]' \
-  '(state_.load(std::memory_order_acquire) & kInside) != 0;' \
-  'false;' \
-  'thread pool: a two-thread region returns while its worker is still running its part'
-# The chunks done in a step: only the threads' lines that carry the step's number count.
-mutant done-stale-lines kernels/cpu/cpu_fast_step.cpp '[determinism]' \
-  'if ((v >> kClaimShift) == a.seq) n += int64_t(v & kClaimMask);' \
-  'n += int64_t(v & kClaimMask);' \
-  'fast backend: the chunks a thread computed in earlier steps count as done in this one'
-# Adam with subnormals flushed (cpu_fast_kernels_adam.inc, k_reduce_adam).
-mutant adam-no-flush kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
-  'const FlushSubnormals flush(h.eps >= kFlushMinEps);' \
-  'const FlushSubnormals flush(false);' \
-  "fast backend: Adam's subnormal moments kept (each operation on them on x86's slow path)"
-mutant adam-flush-tiny-eps kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
-  'const FlushSubnormals flush(h.eps >= kFlushMinEps);' \
-  'const FlushSubnormals flush(true);' \
-  'fast backend: subnormals flushed in Adam even with a tiny eps (a zero denominator, or one a flushed v dominated)'
-mutant adam-ftz-only kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
-  '__builtin_ia32_ldmxcsr(saved_ | 0x8040u);' \
-  '__builtin_ia32_ldmxcsr(saved_ | 0x8000u);' \
-  'fast backend: Adam flushes subnormal results but reads subnormal slot values as they are'
-mutant adam-daz-only kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
-  '__builtin_ia32_ldmxcsr(saved_ | 0x8040u);' \
-  '__builtin_ia32_ldmxcsr(saved_ | 0x0040u);' \
-  'fast backend: Adam reads subnormals as zero but still writes subnormal results'
-mutant adam-mxcsr-leaks kernels/cpu/cpu_fast_kernels_adam.inc 'fast kernels: reduce_adam*' \
-  '    if (on_) __builtin_ia32_ldmxcsr(saved_);' \
-  '    (void)saved_;' \
-  "fast backend: Adam leaves flush-to-zero on in the caller's MXCSR"
-# NNTRAIN_FAST_PHASES's medians (phase_hist.hpp).
-mutant phase-hist-octave-only kernels/cpu/phase_hist.hpp '[phases]' \
-  'return (e - kSubBits + 1) * kSub + int((v >> (e - kSubBits)) & uint64_t(kSub - 1));' \
-  'return (e - kSubBits + 1) * kSub + int((v >> (e - kSubBits)) & uint64_t(kSub / 2 - 1));' \
-  'phase histogram: a bit of each value dropped, 16 buckets an octave used of 32'
-mutant phase-hist-bucket-low kernels/cpu/phase_hist.hpp '[phases]' \
-  'if (seen >= rank) return b < kSub ? double(b) : 0.5 * (low(b) + low(b + 1));' \
-  'if (seen >= rank) return b < kSub ? double(b) : low(b + 1);' \
-  "phase histogram: a quantile read back as its bucket's upper end"
-# The sweep table's times (sweep --collect).
-mutant sweep-time-ms app/cmd_sweep_collect.cpp 'sweep local: 6 points*' \
-  'return s ? seconds_text(*s) : "";' \
-  'return s ? fmt::format("{:.2f} ms", *s * 1e3) : "";' \
-  'sweep table: a training time under 1 ms prints as 0.00 ms'
-# The pool holds only the threads a step can use (CpuFastBackend's constructor).
-mutant pool-idle-workers kernels/cpu/cpu_fast.cpp '[fast]' \
-  'std::make_unique<ThreadPool>(chunks_for(plan_.batch) == 1 ? (gather_ahead_ ? 2 : 1) : threads_)' \
-  'std::make_unique<ThreadPool>(threads_)' \
-  'fast backend: one-chunk batches start every thread asked for, idle workers spinning beside the step'
-# (Filtered to the thread-count test: the gathering-ahead test's wait_for_ahead would spin
-# until the timeout, with no worker to join.)
-mutant pool-no-gatherer kernels/cpu/cpu_fast.cpp 'fast backend starts only the threads its steps can use' \
-  '(gather_ahead_ ? 2 : 1) : threads_)' \
-  '1 : threads_)' \
-  'fast backend: a pool of one thread for one-chunk batches, so no worker gathers ahead'
-# Gathering a shuffled one-chunk batch ahead on a second thread (CpuFastBackend::step).
-mutant ahead-same-batch kernels/cpu/cpu_fast_step.cpp '[determinism]' \
-  'a.next_b = last ? 0 : b + 1;' \
-  'a.next_b = last ? 0 : b;' \
-  'fast backend: the worker gathers the current batch ahead instead of the next (found by no step)'
-mutant ahead-epoch-blind kernels/cpu/cpu_fast_step.cpp '[determinism]' \
-  'if (ahead_[i].epoch == epoch_ && ahead_[i].b == b) a.use = i;' \
-  'if (ahead_[i].b == b) a.use = i;' \
-  'fast backend: a tile gathered ahead for another epoch (before a load()) is used'
-mutant ahead-epoch-key kernels/cpu/cpu_fast_step.cpp '[determinism]' \
-  'a.next_key = last ? next_key : key;' \
-  'a.next_key = key;' \
-  "fast backend: the last step gathers the next epoch's first batch with this epoch's key"
-mutant unshuffled-in-place kernels/cpu/cpu_fast_tile.cpp '[fast]~[sizes]' \
-  '    t.ins[0] = xs_.p + pos0;' \
-  '    t.ins[0] = xs_.p + size_t(s0);' \
-  'fast backend: unshuffled mini-batches read the first batch inputs every step'
-mutant minibatch-last-dropped core/backend.cpp '[batch],[sizes]' \
-  'p.batches = (n + p.batch - 1) / p.batch;' \
-  'p.batches = n / p.batch;' \
-  'batch plan drops the last partial mini-batch'
-mutant reference-loss-mean core/cpu_reference.cpp '[sizes]' \
-  'losses[e] = float(sum / plan_.batches);' \
-  'losses[e] = float(sum / plan_.n);' \
-  'reference backend: the epoch loss divided by the sample count instead of the batch count'
-mutant epoch-chunk-remainder core/trainer.cpp '[chunks]' \
-  'while (done < p.total) {' \
-  'while (done + p.chunk <= p.total) {' \
-  'training in chunks of log_every epochs skips the remainder'
-mutant exit-io-error app/cmd_common.cpp 'exceptions map to the documented exit codes' \
-  '  } catch (const IoError& e) {
-    fmt::print(stderr, "nntrain: error: {}\n", e.what());
-    return kExitInternal;' \
-  '  } catch (const IoError& e) {
-    fmt::print(stderr, "nntrain: error: {}\n", e.what());
-    return kExitUsage;' \
-  'exit code: an I/O error exits 2 instead of 1'
-mutant exit-diverged app/cmd_train.cpp '[cli][errors]' \
-  'r.diverged_epoch, dir);
-      return kExitDiverged;' \
-  'r.diverged_epoch, dir);
-      return kExitInternal;' \
-  'exit code: a diverged run exits 1 instead of 4'
-mutant config-lr-zero core/config.cpp '[bad_input]' \
-  'c.lr = o.number("lr", c.lr, 0.0, 1e6, /*lo_open=*/true);' \
-  'c.lr = o.number("lr", c.lr, 0.0, 1e6, /*lo_open=*/false);' \
-  'config: a learning rate of 0 is accepted'
-mutant model-save-transposed core/model_io.cpp '[model]' \
-  'os << (c ? ", " : "") << W[size_t(r) * in + c];' \
-  'os << (c ? ", " : "") << W[size_t(c) * out + r];' \
-  'model.json: W written column-major'
+# The first rows (issue 11's six classes, the training path): scripts/lib/mutants-rows-training.sh.
+# shellcheck source=scripts/lib/mutants-rows-training.sh
+source scripts/lib/mutants-rows-training.sh
 
 # --- found by the audits of 2026-11-26 (reports, error paths) -------------------------------
 mutant rate-diverged-epochs core/trainer.hpp '[worth]' \
@@ -580,59 +262,8 @@ mutant sweep-dup-signal app/cmd_sweep_local.cpp 'sweep local: Ctrl-C*' \
   "sweep: the process group's copy of a stop signal (timeout -s INT) counts as a second one and SIGKILLs the points"
 
 # ---------------------------------------------------------------------------------------------
-selected() { [[ "$ONLY" == ",," || "$ONLY" == *",$1,"* ]]; }
-# How often mutant $1's pattern occurs in file $2.
-occurrences() { FROM="${froms[$1]}" perl -0777 -ne '$n = () = /\Q$ENV{FROM}\E/g; print $n' "$2" 2>/dev/null || echo 0; }
-
-# --list: "ID FILE" per mutant, in list order (scripts/mutants-slice.sh chooses from it).
-if [[ "${1:-}" == --list ]]; then
-  for i in "${!ids[@]}"; do echo "${ids[$i]} ${files[$i]}"; done
-  exit 0
-fi
-# --check: only that every pattern is found exactly once in this tree (seconds, no build;
-# a ctest runs it so that source drift shows at once).
-if [[ "${1:-}" == --check ]]; then
-  bad=0
-  for i in "${!ids[@]}"; do
-    c=$(occurrences "$i" "$SRC/${files[$i]}")
-    if [[ "$c" != 1 ]]; then
-      echo "mutants: ERROR: ${ids[$i]}: pattern found $c times in ${files[$i]}"
-      bad=1
-    fi
-  done
-  for id in "${!needs[@]}"; do
-    if [[ " ${ids[*]} " != *" $id "* ]]; then
-      echo "mutants: ERROR: needs[$id]: no mutant of that name"
-      bad=1
-    fi
-  done
-  echo "mutants: ${#ids[@]} mutants, $([[ $bad == 0 ]] && echo 'every pattern found once' || echo 'some patterns not found once')"
-  exit $((bad * 2))
-fi
-
-start=$(date +%s)
-SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/nntrain-mutants.XXXXXX")"
-cleanup() {
-  local p
-  p=$(jobs -p)
-  if [[ -n "$p" ]]; then
-    kill $p 2>/dev/null || true
-    wait 2>/dev/null || true
-  fi
-  if [[ "${MUTANTS_KEEP:-0}" != 1 ]]; then rm -rf "$SCRATCH"; fi
-}
-trap cleanup EXIT
-if [[ "${MUTANTS_KEEP:-0}" == 1 ]]; then echo "mutants: scratch copy kept in $SCRATCH"; fi
-
-# Lanes: copies of the tree (lane1, lane2, ...), each with its own build inside, that take
-# mutants from one queue. A mutant of one file rebuilds one unit on one core and links: two
-# lanes keep two cores busy. More than one lane only through ccache: a lane's first build is
-# then the first lane's objects from the cache, and restoring a file after its mutant is a hit.
-# Each lane is laid out like the work tree (the build folder inside the copy) so that, with
-# CCACHE_BASEDIR, its compile lines are the work tree's build/ ones: scripts/build.sh's
-# objects are hits too.
-have_ccache=0
-command -v ccache >/dev/null 2>&1 && have_ccache=1
+# What differs from gpu-mutants.sh: a CPU-only Release build of nntrain_tests, whose filters
+# run first without any mutant, one after another in lane 1.
 if [[ -n "${MUTANT_LANES:-}" ]]; then
   LANES=$MUTANT_LANES
 elif ((have_ccache)); then
@@ -641,33 +272,18 @@ elif ((have_ccache)); then
 else
   LANES=1
 fi
-((LANES >= 1)) || LANES=1
-wanted=0
-for id in "${ids[@]}"; do selected "$id" && wanted=$((wanted + 1)); done
-((LANES > wanted && wanted > 0)) && LANES=$wanted  # (MUTANTS_ONLY=one: no second copy to build)
+ML_BUILD_WHAT="CPU-only Release"
+ML_NOT_RUN_WHY="this CPU lacks what they need"
 launcher=()
-if ((have_ccache)); then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  export CCACHE_NOHASHDIR=1
-fi
-lane_dir() { echo "$SCRATCH/lane$1"; }
-echo "mutants: copying the tree to $SCRATCH/lane1 (load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))"
-mkdir -p "$SCRATCH/lane1" "$SCRATCH/run1" "$SCRATCH/results"
-# Tracked and untracked-but-not-ignored files: what a commit of the work tree would hold.
-git ls-files -z --cached --others --exclude-standard |
-  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$SCRATCH/lane1"
-for ((k = 2; k <= LANES; ++k)); do
-  mkdir -p "$SCRATCH/run$k"
-  cp -a "$SCRATCH/lane1" "$SCRATCH/lane$k"
-done
-configure() {  # configure LANE
+((have_ccache)) && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+ml_configure() {  # ml_configure LANE (each lane's compile lines relative to its own copy)
   local d
   d=$(lane_dir "$1")
-  # (Each lane's compile lines relative to its own copy: see above.)
   CCACHE_BASEDIR="$d" cmake -S "$d" -B "$d/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNNTRAIN_WITH_CUDA=OFF \
-    -DNNTRAIN_RUNNABLE_ONLY=ON "${launcher[@]}" >/dev/null
+    -DNNTRAIN_RUNNABLE_ONLY=ON "${launcher[@]}" >"$d/configure.log" 2>&1
 }
-build() {  # build LANE
+ml_build() {  # ml_build LANE
   local d
   d=$(lane_dir "$1")
   CCACHE_BASEDIR="$d" cmake --build "$d/build" --parallel "$JOBS" --target nntrain nntrain_tests >"$d/build.log" 2>&1
@@ -676,132 +292,24 @@ tests_pass() {  # tests_pass LANE FILTER: 0 when every selected test passes
   (cd "$SCRATCH/run$1" && timeout "$MUTANT_TIMEOUT" "$(lane_dir "$1")/build/tests/nntrain_tests" --abort "$2" \
     >"$SCRATCH/run$1/test.log" 2>&1)
 }
-echo "mutants: building the scratch copy (CPU-only Release$( ((have_ccache)) && echo ', through ccache'))"
-configure 1
-if ! build 1; then
-  tail -n 30 "$SCRATCH/lane1/build.log"
-  echo "mutants: ERROR: the unmutated tree does not build"
-  exit 2
-fi
-echo "mutants: built in $(( $(date +%s) - start )) s"
-if ((LANES > 1)); then
-  for ((k = 2; k <= LANES; ++k)); do
-    configure "$k"
-    if ! build "$k"; then
-      tail -n 30 "$SCRATCH/lane$k/build.log"
-      echo "mutants: ERROR: lane $k's copy does not build"
+# Without a mutant every filter must pass, or a "kill" would mean nothing.
+ml_before_queue() {
+  local i f
+  declare -A baseline=()
+  for i in "${!ids[@]}"; do
+    selected "${ids[$i]}" || continue
+    f="${filters[$i]}"
+    [[ -n "${baseline[$f]:-}" ]] && continue
+    if ! tests_pass 1 "$f"; then
+      tail -n 30 "$SCRATCH/run1/test.log"
+      echo "mutants: ERROR: tests '$f' fail without any mutant"
       exit 2
     fi
+    baseline[$f]=ok
   done
-  echo "mutants: $LANES lanes built in $(( $(date +%s) - start )) s"
-fi
-
-# Without a mutant every filter must pass, or a "kill" would mean nothing.
-declare -A baseline=()
-for i in "${!ids[@]}"; do
-  selected "${ids[$i]}" || continue
-  f="${filters[$i]}"
-  [[ -n "${baseline[$f]:-}" ]] && continue
-  if ! tests_pass 1 "$f"; then
-    tail -n 30 "$SCRATCH/run1/test.log"
-    echo "mutants: ERROR: tests '$f' fail without any mutant"
-    exit 2
-  fi
-  baseline[$f]=ok
-done
-
-# What can be decided without a build (a pattern that drifted, a CPU feature this machine
-# lacks) is decided here; the rest goes in the queue.
-n=0 killed=0 errors=0 not_run=0
-queue=()
-cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
-for i in "${!ids[@]}"; do
-  id="${ids[$i]}"
-  selected "$id" || continue
-  n=$((n + 1))
-  count=$(occurrences "$i" "$SCRATCH/lane1/${files[$i]}")
-  if [[ "$count" != 1 ]]; then
-    printf 'ERROR     %-24s pattern found %s times in %s (source drifted: update the list)\n' "$id" "$count" \
-      "${files[$i]}"
-    errors=$((errors + 1))
-    continue
-  fi
-  # A mutant in code that only runs on a CPU feature this machine lacks cannot be killed
-  # here (its tests report skipped): it is reported and left out of the count, not SURVIVED.
-  feature="${needs[$id]:-}"
-  if [[ -n "$feature" && "$cpu_flags" != *" $feature "* ]]; then
-    printf 'NOT RUN   %-24s %s  [this CPU has no %s: the planted code cannot run here]\n' "$id" "${whats[$i]}" \
-      "$feature"
-    n=$((n - 1))
-    not_run=$((not_run + 1))
-    continue
-  fi
-  queue+=("$i")
-done
-
-# One mutant in lane $1: planted, built, tested, restored. Its line goes to stdout (one write:
-# lanes' lines do not mix) and its outcome to results/<index>.
-run_mutant() {
-  local k=$1 i=$2 id="${ids[$2]}" file t0 outcome
-  file="$(lane_dir "$k")/${files[$i]}"
-  t0=$(date +%s)
-  cp "$file" "$SCRATCH/orig$k"
-  FROM="${froms[$i]}" TO="${tos[$i]}" perl -0777 -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$file"
-  if ! build "$k"; then
-    outcome=ERROR
-    printf 'ERROR     %-24s does not compile (fix the mutant)\n%s\n' "$id" \
-      "$(grep -m 3 'error' "$(lane_dir "$k")/build.log" || true)"
-  elif tests_pass "$k" "${filters[$i]}"; then
-    outcome=SURVIVED
-    printf 'SURVIVED  %-24s %s  [%s, %d s]\n' "$id" "${whats[$i]}" "${filters[$i]}" $(( $(date +%s) - t0 ))
-  else
-    outcome=KILLED
-    printf 'KILLED    %-24s %s  [%s, %d s]\n' "$id" "${whats[$i]}" "${filters[$i]}" $(( $(date +%s) - t0 ))
-  fi
-  cp "$SCRATCH/orig$k" "$file"
-  touch "$file"  # newer than the mutant's objects: the next build recompiles it (a ccache hit)
-  echo "$outcome" >"$SCRATCH/results/$i"
 }
-# The queue's next entry (an index into queue), or nothing when it is empty; one lane at a time.
-take() {
-  local next
-  {
-    flock 9
-    next=$(cat "$SCRATCH/next")
-    echo $((next + 1)) >"$SCRATCH/next"
-  } 9>"$SCRATCH/next.lock"
-  ((next < ${#queue[@]})) && echo "$next"
-  return 0
+ml_test_mutant() {  # ml_test_mutant LANE INDEX T0
+  if tests_pass "$1" "${filters[$2]}"; then outcome=SURVIVED; else outcome=KILLED; fi
+  printf '%-9s %-24s %s  [%s, %d s]\n' "$outcome" "${ids[$2]}" "${whats[$2]}" "${filters[$2]}" $(($(date +%s) - $3))
 }
-lane() {
-  local k=$1 q
-  while q=$(take) && [[ -n "$q" ]]; do run_mutant "$k" "${queue[$q]}"; done
-}
-echo 0 >"$SCRATCH/next"
-if ((LANES > 1)) && command -v flock >/dev/null 2>&1; then
-  pids=()
-  for ((k = 1; k <= LANES; ++k)); do
-    lane "$k" &
-    pids+=($!)
-  done
-  wait "${pids[@]}" || true  # (a lane that stopped early leaves outcomes missing: counted below)
-else
-  for i in "${queue[@]}"; do run_mutant 1 "$i"; done
-fi
-for i in "${queue[@]}"; do
-  case "$(cat "$SCRATCH/results/$i" 2>/dev/null || echo LOST)" in
-    KILLED) killed=$((killed + 1)) ;;
-    SURVIVED) ;;
-    ERROR) errors=$((errors + 1)) ;;
-    *)
-      printf 'ERROR     %-24s no outcome recorded (its lane stopped)\n' "${ids[$i]}"
-      errors=$((errors + 1))
-      ;;
-  esac
-done
-
-echo "mutants: $(( $(date +%s) - start )) s in all ($LANES lane$( ((LANES > 1)) && echo s)), load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
-echo "mutants: $killed of $n killed$( ((not_run)) && echo " ($not_run not run: this CPU lacks what they need)")"
-if (( errors > 0 )); then exit 2; fi
-if (( n > 0 && killed * 10 < n * 9 )); then exit 1; fi
-exit 0
+ml_main "$@"
