@@ -43,15 +43,15 @@ TIMEOUT="${GPU_MUTANT_TIMEOUT:-900}"
 gmutant() { mutant "$@"; }
 
 # --- the resident path (kernels/cuda/resident.cu; the host's Adam table in gpu_backend.cpp) ---
-gmutant res-slice-skipped kernels/cuda/resident.cu 'resident: one SGD step*' \
+gmutant res-slice-skipped kernels/cuda/resident_stages.cuh 'resident: one SGD step*' \
   'for (int j = 1; j < slices; ++j) sum = __fadd_rn(sum, B.part[j * pl + k]);' \
   'for (int j = 1; j < slices - 1; ++j) sum = __fadd_rn(sum, B.part[j * pl + k]);' \
   'resident: an owner sums all slices of its partial gradient but the last'
-gmutant res-owner-layer kernels/cuda/resident.cu 'resident: one SGD step*' \
+gmutant res-owner-layer kernels/cuda/resident_stages.cuh 'resident: one SGD step*' \
   'while (l + 1 < n.layers && k >= n.woff[l + 1]) ++l;' \
   'while (l + 1 < n.layers && k > n.woff[l + 1]) ++l;' \
   'resident: an owner places the first weight of each later layer in the layer before (range off by one)'
-gmutant res-ragged-group kernels/cuda/resident.cu 'resident: one SGD step*' \
+gmutant res-ragged-group kernels/cuda/resident_stages.cuh 'resident: one SGD step*' \
   'hi = min(n.batch4, (g + 1) * len) / 4;' \
   'hi = min(n.batch, (g + 1) * len) / 4;' \
   'resident: the last (ragged) float4 group of samples left out of the gradient'
@@ -63,7 +63,7 @@ gmutant res-adam-table-host kernels/cuda/gpu_backend.cpp 'resident: full batch\,
   'for (AdamStep& a : table_host_) a = adam_ = adam_next_step(adam_, hyper_);' \
   'for (AdamStep& a : table_host_) a = adam_next_step(adam_, hyper_);' \
   "resident: the host's Adam table never advances (every step is step 1)"
-gmutant res-shuffle-row kernels/cuda/resident.cu 'resident: shuffled mini-batches*' \
+gmutant res-shuffle-row kernels/cuda/resident_stages.cuh 'resident: shuffled mini-batches*' \
   'const uint32_t pos = uint32_t(st.offset + s);' \
   'const uint32_t pos = uint32_t(s);' \
   "resident: every mini-batch reads the first batch's shuffled rows"
