@@ -17,9 +17,9 @@
 #   planted and built: run its tests, print its one line, set `outcome` to KILLED, SURVIVED,
 #   NOTRUN or ERROR).
 # Options handled here: --list ("ID FILE" per row), --check (every pattern found exactly once,
-# ids unique, needs[] names rows; no copy), --apply (every selected row planted in a scratch
-# copy and restored, each checked to change its file; no build). Environment: MUTANTS_ONLY,
-# JOBS, MUTANTS_KEEP, NNTRAIN_CCACHE=0 (no ccache).
+# ids unique, no edit a no-op, needs[] names rows; no copy), --apply (every selected row
+# planted in a scratch copy by the code a real run uses, checked to change its file, and
+# restored; no build). Environment: MUTANTS_ONLY, JOBS, MUTANTS_KEEP, NNTRAIN_CCACHE=0.
 SRC="$(pwd)"
 JOBS="${JOBS:-$(nproc)}"
 ONLY=",${MUTANTS_ONLY:-},"
@@ -67,6 +67,7 @@ ml_check() {  # --check: seconds, no copy, no build (the *_patterns_apply ctests
       echo "$ML_NAME: ERROR: ${ids[$i]}: pattern found $c times in ${files[$i]}"
       bad=1
     fi
+    [[ "${froms[$i]}" == "${tos[$i]}" ]] && { echo "$ML_NAME: ERROR: ${ids[$i]}: its edit changes nothing"; bad=1; }
     [[ -n "${seen[${ids[$i]}]:-}" ]] && { echo "$ML_NAME: ERROR: ${ids[$i]} listed twice"; bad=1; }
     seen[${ids[$i]}]=1
   done
