@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -142,14 +143,17 @@ inline void check_graphs_match_direct_launches(const Dataset& d, const BackendOp
 
 // One SGD step with lr = 1 moves each weight by exactly its gradient (up to the rounding of
 // w - g, ~1e-7 absolute): the GPU's gradient, recovered, against the reference in double.
-inline void check_sgd_step_gradient(GpuPath path, const std::vector<int>& widths, Activation hidden, int n) {
+// `adjust_init`, when given, changes the starting weights (init_params' biases are zero).
+inline void check_sgd_step_gradient(GpuPath path, const std::vector<int>& widths, Activation hidden, int n,
+                                    const std::function<void(Params&)>& adjust_init = {}) {
   BackendOptions o = peaks_options(path);
   o.spec.widths = widths;
   o.spec.hidden = hidden;
   o.optimizer.type = "sgd";
   o.optimizer.lr = 1.0;
   const Dataset d = gpu_random_data(n, widths.front(), widths.back(), 77 + uint64_t(n));
-  const Params init = init_params(o.spec, Init::glorot_uniform, 3);
+  Params init = init_params(o.spec, Init::glorot_uniform, 3);
+  if (adjust_init) adjust_init(init);
   auto g = make_gpu_backend(d, o);
   g->load(init);
   float loss = std::numeric_limits<float>::quiet_NaN();
