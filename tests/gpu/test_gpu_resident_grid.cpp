@@ -1,0 +1,197 @@
+// test_gpu_resident_grid.cpp — the resident path's cooperative grid (kernels/cuda/resident_grid.cu)
+// against the CPU reference backend (losses over 20 epochs, 1e-4 relative) at 1, 2, 8 and a
+// many-block grid (NNTRAIN_RESIDENT_GRID_BLOCKS, the test-only knob, forces the grid and its
+// block count where one block would fit), full batch and shuffled mini-batches with a ragged
+// last batch and group, Adam and SGD; the same bits run to run and whatever the block count (a
+// grid of fewer blocks runs the same groups in the same sums); and the exchange's summation
+// order against a host emulation of it (a changed order changes the bits).
+//
+// Small nets and a few hundred samples: the simulator runs every block of the grid.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu_training_util.hpp"
+#include "nnmath.hpp"
+#include "resident.hpp"
+
+using namespace nntrain;
+using namespace nntrain::test;
+
+namespace {
+
+// The knob for the lifetime of a backend's construction (the backend reads it once).
+struct GridBlocks {
+  explicit GridBlocks(int blocks) { setenv("NNTRAIN_RESIDENT_GRID_BLOCKS", std::to_string(blocks).c_str(), 1); }
+  ~GridBlocks() { unsetenv("NNTRAIN_RESIDENT_GRID_BLOCKS"); }
+  GridBlocks(const GridBlocks&) = delete;
+  GridBlocks& operator=(const GridBlocks&) = delete;
+};
+
+struct Run {
+  std::vector<float> losses, params;
+  std::string details;
+};
+
+Run run_grid(const Dataset& d, const BackendOptions& o, const Params& init, int epochs, int blocks) {
+  std::unique_ptr<Backend> b;
+  {
+    GridBlocks knob(blocks);
+    b = make_gpu_backend(d, o);
+  }
+  CHECK(b->name() == "gpu-resident");
+  Run r;
+  r.losses = train_losses(*b, init, epochs);
+  r.params = b->params().values;
+  r.details = b->details();
+  return r;
+}
+
+BackendOptions grid_options(const std::vector<int>& widths, Activation hidden, const char* optimizer) {
+  BackendOptions o;
+  o.spec.widths = widths;
+  o.spec.hidden = hidden;
+  o.spec.output = Activation::identity;
+  o.optimizer = OptimizerConfig{};  // adam, lr 0.08
+  o.optimizer.type = optimizer;
+  if (o.optimizer.type == "sgd") o.optimizer.lr = 0.05;
+  o.batch_size = 0;
+  o.seed = 1;
+  o.gpu_path = GpuPath::resident;
+  o.chunk_epochs = 20;
+  return o;
+}
+
+// The grid at each of `blocks` against the CPU reference, and every run's bits equal to the
+// first's (losses and weights); `repeat`: the first block count once more.
+void check_grid(const Dataset& d, const BackendOptions& o, const std::vector<int>& blocks, int groups, int epochs = 20) {
+  INFO(d.n << " samples, batch " << o.batch_size << ", " << o.optimizer.type << ", " << groups << " groups");
+  const Params init = init_params(o.spec, Init::glorot_uniform, 7);
+  auto cpu = make_cpu_reference_backend(d, o);
+  const auto want = train_losses(*cpu, init, epochs);
+  const Run first = run_grid(d, o, init, epochs, blocks.front());
+  check_curves_close(first.losses, want, 1e-4);
+  std::vector<int> again = blocks;
+  again.push_back(blocks.front());  // two runs at one block count
+  for (size_t i = 1; i < again.size(); ++i) {
+    INFO(again[i] << " blocks against " << blocks.front());
+    const Run r = run_grid(d, o, init, epochs, again[i]);
+    const int launched = std::min(again[i], groups);
+    CHECK_THAT(r.details, Catch::Contains(std::to_string(launched) + (launched == 1 ? " block (" : " blocks (")));
+    CHECK(same_bits(r.losses, first.losses));
+    CHECK(same_bits(r.params, first.params));
+  }
+  CHECK_THAT(first.details, Catch::Contains(std::to_string(groups) + " groups"));
+}
+
+// The exchange's order as resident_grid.hpp specifies it: lane j sums groups j, j + 32, ...
+// from 0.0f, then the xor tree (each lane adds lane i ^ 16, 8, 4, 2, 1), lane 0's result.
+float lane_order_sum(const std::vector<float>& v) {
+  float lane[32];
+  for (int j = 0; j < 32; ++j) {
+    lane[j] = 0.0f;
+    for (size_t q = size_t(j); q < v.size(); q += 32) lane[j] = lane[j] + v[q];
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    float next[32];
+    for (int j = 0; j < 32; ++j) next[j] = lane[j] + lane[j ^ off];
+    for (int j = 0; j < 32; ++j) lane[j] = next[j];
+  }
+  return lane[0];
+}
+
+}  // namespace
+
+TEST_CASE("resident grid plan: groups fixed by the net and the batch, the knob, and why", "[gpu][resident]") {
+  using cuda::plan_resident;
+  const std::vector<Activation> t2 = {Activation::tanh, Activation::identity};
+  // 2-6-1: 25 parameters; blocks of 64 threads, one sample each: groups of 64
+  const auto g600 = plan_resident({2, 6, 1}, t2, 600, 48 * 1024, 3);
+  REQUIRE(g600.fits);
+  CHECK(g600.grid);
+  CHECK(g600.net.batch == 64);
+  CHECK(g600.groups == 10);  // 9 × 64 + 24
+  CHECK_THAT(g600.why, Catch::Contains("10 groups of 64 samples (the last 24)"));
+  CHECK_THAT(g600.why, Catch::Contains("NNTRAIN_RESIDENT_GRID_BLOCKS=3"));
+  // The same groups whatever the knob, and without it one block takes 600 samples
+  const auto g600b = plan_resident({2, 6, 1}, t2, 600, 48 * 1024, 200);
+  CHECK(g600b.net.batch == 64);
+  CHECK(g600b.groups == 10);
+  CHECK_FALSE(plan_resident({2, 6, 1}, t2, 600, 48 * 1024).grid);
+  // Past one block's 4,096 samples the grid is taken by itself, and says why
+  const auto big = plan_resident({2, 20, 5, 1}, {Activation::relu, Activation::relu, Activation::identity}, 40000,
+                                 227 * 1024);
+  REQUIRE(big.fits);
+  CHECK(big.grid);
+  CHECK(big.threads == 64);  // 171 parameters: 43 threads' sums, at least 64
+  CHECK(big.groups == 625);
+  CHECK_THAT(big.why, Catch::Contains("one block does not fit (batches of 40000 samples"));
+  // A batch smaller than a group: one group of the batch
+  const auto small = plan_resident({2, 6, 1}, t2, 40, 48 * 1024, 4);
+  CHECK(small.groups == 1);
+  CHECK(small.net.batch == 40);
+}
+
+TEST_CASE("resident grid: full batch follows the CPU reference at 1, 2, 8 and 64 blocks with the same bits",
+          "[gpu][resident]") {
+  // 600 samples: 10 groups of 64, the last 24 (64 blocks launch 10; 8 take two groups each in two blocks)
+  const Dataset d = gpu_random_data(600, 2, 1, 41);
+  check_grid(d, grid_options({2, 6, 1}, Activation::tanh, "adam"), {8, 1, 2, 64}, 10);
+}
+
+TEST_CASE("resident grid: full batch SGD and a deeper relu net, the same bits at every block count",
+          "[gpu][resident]") {
+  check_grid(gpu_random_data(300, 2, 1, 42), grid_options({2, 6, 1}, Activation::tanh, "sgd"), {5, 2}, 5);
+  // 2-20-5-1 relu: one block would take the exact kernel; the grid runs the generic stages
+  check_grid(gpu_random_data(200, 2, 1, 43), grid_options({2, 20, 5, 1}, Activation::relu, "adam"), {4, 1}, 4);
+}
+
+TEST_CASE("resident grid: shuffled mini-batches (ragged last batch and group) follow the CPU reference",
+          "[gpu][resident]") {
+  for (const char* opt : {"adam", "sgd"}) {
+    auto o = grid_options({2, 6, 1}, Activation::tanh, opt);
+    o.batch_size = 150;  // 350 samples: batches of 150, 150 and 50; groups of 64, 64 and 22
+    o.shuffle = true;
+    o.seed = 7;  // not the default: a dropped seed would shuffle another order
+    check_grid(gpu_random_data(350, 2, 1, 44), o, {3, 1, 2}, 3);
+  }
+}
+
+TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gpu][resident]") {
+  // A linear 1-1 net from zero weights, inputs 0: a step's bias gradient is the sum over groups
+  // of each group's one non-zero delta, exactly (the other columns add zeros). One SGD step of
+  // lr 1 leaves b = -sum, so the weights show the order the exchange summed 40 groups in.
+  const int groups = 40, group = 64;
+  Dataset d;
+  d.n = groups * group;
+  d.inputs = d.outputs = 1;
+  d.x.assign(size_t(d.n), 0.0f);
+  d.y.assign(size_t(d.n), 0.0f);
+  std::vector<float> delta(static_cast<size_t>(groups));
+  const float two_over_count = 2.0f / float(d.n);
+  for (int q = 0; q < groups; ++q) {
+    const float t = std::ldexp(float(1 + q % 7), (q * 11) % 23) * (q % 2 ? 1.0f : -1.0f);
+    d.y[size_t(q * group + q % group)] = t;
+    delta[size_t(q)] = mse_grad(0.0f, t, two_over_count);
+  }
+  const float want = lane_order_sum(delta);
+  float in_order = 0.0f;
+  for (float v : delta) in_order += v;
+  REQUIRE(in_order != want);  // the data tells the orders apart
+  auto o = grid_options({1, 1}, Activation::identity, "sgd");
+  o.optimizer.lr = 1.0;
+  Params init = init_params(o.spec, Init::glorot_uniform, 1);
+  std::fill(init.values.begin(), init.values.end(), 0.0f);
+  for (int blocks : {40, 3}) {
+    INFO(blocks << " blocks");
+    const Run r = run_grid(d, o, init, 1, blocks);
+    REQUIRE(r.params.size() == 2);
+    CHECK(r.params[0] == 0.0f);
+    CHECK(r.params[1] == -want);
+  }
+}
