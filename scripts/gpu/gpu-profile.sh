@@ -6,6 +6,8 @@
 #   0. the resident path (issue 43: one block, one launch per chunk of epochs) against fused
 #      v2 and the CPU on all cores, 100 to 900 samples, 2000 epochs, medians of 3, the two
 #      GPU paths alternating twice (the model to check: docs/GPU.md, "The resident path");
+#      and the resident path's cooperative grid (forced at every size) against v2 from 2,500
+#      to 1,000,000 samples (docs/GPU.md, "The resident grid": never timed on a GPU);
 #   1. GPU time per epoch against the data size (fused path; bench, 3 repeats per point),
 #      with and without programmatic dependent launch, twice each, alternating: the
 #      per-epoch fixed cost (launch gap, last-block tail, one block's chain) and the cost
@@ -95,6 +97,17 @@ for round in 1 2; do
   done
 done
 
+# 0c. The resident grid (NNTRAIN_RESIDENT_GRID_BLOCKS, test-only: the grid at every size, as
+#     many blocks as are co-resident) against fused v2, 2,500 to 1,000,000 samples, A/B twice.
+for round in 1 2; do
+  for path in resident fused; do
+    NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 step "gpu: $path (grid) vs v2, 2,500-1,000,000 samples (round $round)" \
+      "grid_$path-$round.log" 90 "$NN" bench --config configs/peaks.json --devices gpu --gpu-path "$path" --reps 3 \
+      --sweep data.grid=50,100,200,500,1000 --export-markdown "$W/grid_$path-$round.md" \
+      --export-json "$W/grid_$path-$round.json" train.epochs=2000
+  done
+done
+
 # 1. GPU time per epoch against the data size, with programmatic dependent launch (the
 #    default on compute capability 9.0+) and without, alternating.
 run=0
@@ -173,6 +186,7 @@ echo
 echo "nntrain gpu-profile $(git rev-parse --short HEAD 2>/dev/null), $(date -u '+%Y-%m-%d %H:%M UTC'), $((SECONDS - T0)) s; $(cat "$W/load_start.txt") at the start"
 cat "$W/rows.txt"
 for f in resident_resident-1.md resident_fused-1.md resident_resident-2.md resident_fused-2.md \
+         grid_resident-1.md grid_fused-1.md grid_resident-2.md grid_fused-2.md \
          gpu_sizes_1-pdl1.md gpu_sizes_2-pdl0.md gpu_sizes_3-pdl1.md gpu_sizes_4-pdl0.md cpu_threads_200.md \
          cpu_threads_500.md cpu_threads_b256.md cpu_threads_b1024.md cpu_threads_b4096.md; do
   [ -f "$W/$f" ] && { echo; grep -E "^\|" "$W/$f" | head -14; }
