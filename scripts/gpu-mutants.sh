@@ -104,6 +104,25 @@ gmutant rex-sync-missing kernels/cuda/resident_exact.cuh 'resident: one SGD step
   '    if (t.g > 0 && t.g < G) part[(t.g - 1) * kExItems + t.k] = sum;' \
   "resident exact kernel: no barrier between the second slice's sums and the owners reading them"
 
+# The cooperative grid (kernels/cuda/resident_grid.cu): NNTRAIN_RESIDENT_GRID_BLOCKS forces it.
+gmutant grid-exchange-order kernels/cuda/resident_grid.cu 'resident grid: the exchange sums*' \
+  'for (int q = o.lane; q < groups; q += 32) s = __fadd_rn(s, __ldcg(row + q));' \
+  'for (int q = groups - 1 - o.lane; q >= 0; q -= 32) s = __fadd_rn(s, __ldcg(row + q));' \
+  'resident grid: the exchange sums every group once but in another order (the same at every block count)'
+gmutant grid-ragged-group kernels/cuda/resident_grid.cu 'resident grid: full batch follows*' \
+  'st.count = min(n.batch, count - g * n.batch);' \
+  'st.count = n.batch;' \
+  "resident grid: the last (ragged) group's padding columns count as samples"
+gmutant grid-owner-range kernels/cuda/resident_grid.cu 'resident grid: the exchange sums*' \
+  'if (k >= params) break;  // the same for the whole warp' \
+  'if (k >= params - 1) break;  // the same for the whole warp' \
+  "resident grid: the exchange leaves out each warp's parameter past params - 1 (an owner's range off by one)"
+gmutant grid-sync-missing kernels/cuda/resident_grid.cu 'resident grid: the exchange sums*' \
+  '    group_gradient<K>(B, n, c, group_step(n, c, a, epoch, b, g), reload, a, own, g);
+  cg::this_grid().sync();' \
+  '    group_gradient<K>(B, n, c, group_step(n, c, a, epoch, b, g), reload, a, own, g);' \
+  "resident grid: no grid barrier between the groups' gradients and the exchange that reads them"
+
 # --- the fused path (kernels/cuda/fused_v2.cu) ------------------------------------------
 gmutant v2-ticket-reset kernels/cuda/fused_v2.cu 'fused v2: one SGD step*,fused v2: shuffled mini-batches*' \
   'if (s_last) sc.tickets[1 + g] = 0;' \
