@@ -240,19 +240,8 @@ int with_v2_kernel(const FusedV2Plan& p, const char* who, F&& f) {
       case 64: return f(V2Kernel<64, 1, RunShape, 64>{});
     }
   }
-  if (!p.exact && p.tile == 32) {  // as v2_tile_compiled
-    switch (p.bucket) {
-      case 16: return f(V2Kernel<16, 1, RunShape, 32>{});
-      case 32: return f(V2Kernel<32, 1, RunShape, 32>{});
-      case 64: return f(V2Kernel<64, 1, RunShape, 32>{});
-    }
-  }
-  if (!p.exact && p.tile == 16) {
-    switch (p.bucket) {
-      case 32: return f(V2Kernel<32, 1, RunShape, 16>{});
-      case 64: return f(V2Kernel<64, 1, RunShape, 16>{});
-    }
-  }
+  if (!p.exact && p.bucket == kV2SmallTileBucket && p.tile == 32) return f(V2Kernel<64, 1, RunShape, 32>{});
+  if (!p.exact && p.bucket == kV2SmallTileBucket && p.tile == 16) return f(V2Kernel<64, 1, RunShape, 16>{});
   throw CudaError(std::string(who) + ": no kernel for this plan (it does not fit)");
 }
 
@@ -316,8 +305,10 @@ FusedV2Plan plan_fused_v2(const std::vector<int>& widths, const std::vector<Acti
   if (p.exact && p.threads_per_sample > 1)
     for (int l = 1; l < L; ++l) transposed += size_t(widths[l]) * ((widths[l + 1] + 3) & ~3);
   // weights, the activation rows and a row of ones, the delta rows: the largest tile that fits
+  // (a smaller one in the bucket-64 kernel; the exact shape always fits 64)
   for (const int tile : {kV2Tile, kV2SmallTiles[0], kV2SmallTiles[1]}) {
-    if (tile != kV2Tile && (p.exact || !v2_tile_compiled(p.bucket, tile))) break;
+    if (tile != kV2Tile && p.exact) break;
+    if (tile != kV2Tile) p.bucket = kV2SmallTileBucket;
     p.tile = tile;
     p.smem_bytes = sizeof(V2Header) +
                    4 * (size_t(n.sparams) + size_t(n.rows + 1 + n.drows) * v2_stride(tile) + transposed);

@@ -36,14 +36,13 @@ namespace nntrain::cuda {
 constexpr int kV2Tile = 64;    // samples per block (threads: tile × threads per sample)
 // The smaller tiles, for nets whose 64-sample tile does not fit (deep nets of wide layers):
 // rows of 36 or 20 floats instead of 68, so every net the two-kernel fused-v1 fits (tiles
-// down to 32, rows of 33 floats, twice the rows) fits one of them. Compiled for the register
-// buckets that can need them on a device of ≥ 64 KiB (K ≥ 16 for 32, K ≥ 32 for 16); the
-// exact shape always fits 64. Per tile the sums have a fixed order (bit-identical reruns);
-// a net that fits 64 never takes a smaller tile, so its bits do not change.
+// down to 32, rows of 33 floats, twice the rows) fits one of them. They run the bucket-64
+// kernel whatever the widths (its loops stop at each layer's width; such a net is smem-bound
+// to a block or two per SM anyway), so only two kernels are added to the module that every
+// simulator process loads. Per tile the sums have a fixed order (bit-identical reruns); a
+// net that fits 64 never takes a smaller tile, so its kernel and bits do not change.
 constexpr int kV2SmallTiles[] = {32, 16};
-constexpr bool v2_tile_compiled(int bucket, int tile) {
-  return tile == kV2Tile || (tile == 32 && bucket >= 16) || (tile == 16 && bucket >= 32);
-}
+constexpr int kV2SmallTileBucket = 64;
 constexpr int kV2MaxThreadsPerSample = 4;
 // Floats between rows of the activation/delta columns: tile + 4 (68, 36, 20), a multiple of
 // 4 (rows 16-byte aligned for the float4 gradient pass) and an odd number of 16-byte units,

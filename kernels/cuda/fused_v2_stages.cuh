@@ -25,7 +25,7 @@ struct V2Sample {
 template <int K, int T, class Shape, int S>
 struct V2Block {
   static_assert(T == 1 || T == 2 || T == 4, "threads per sample: 1, 2 or 4");
-  static_assert(S == kV2Tile || (T == 1 && (S == 32 || S == 16)), "a tile of 64 samples, or 32 or 16 with T = 1");
+  static_assert(S == kV2Tile || (T == 1 && K == kV2SmallTileBucket && (S == 32 || S == 16)), "64 samples, or 32/16 with K = 64");
   static constexpr int SP = v2_stride(S), NT = S * T;
   const FusedV2Net& net;
   const Shape sh;
