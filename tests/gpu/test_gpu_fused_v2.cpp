@@ -2,7 +2,8 @@
 // against the CPU reference backend and the double-precision reference gradient: every
 // register bucket (8, 16, 32, 64: run-time widths) and the exact 2-20-5-1 instantiation,
 // full batch and shuffled mini-batches, the two-level ticket (more than kV2Group blocks),
-// determinism, and one kernel launch per step.
+// determinism, one kernel launch per step, and the 32- and 16-sample tiles (their plans for
+// the nets only fused-v1 fitted; their kernels on small nets under a lowered limit).
 //
 // No cuBLAS anywhere (the fused path creates no handle), so these run under GPGPU-Sim.
 // Sizes are small on purpose (the simulator takes ~0.1–0.5 s per epoch of a few hundred
@@ -19,6 +20,7 @@
 
 #include "cuda_check.hpp"
 #include "errors.hpp"
+#include "fused_mlp.hpp"
 #include "fused_v2.hpp"
 #include "gpu_training_util.hpp"
 
@@ -82,6 +84,80 @@ std::string check_against_reference_and_repeat(const BackendOptions& o, const Da
   return a->details();
 }
 
+// The smaller tiles (32 and 16 samples), for nets whose 64-sample tile does not fit.
+std::vector<int> two_w_h_one(int w, int h) {
+  std::vector<int> widths{2};
+  widths.insert(widths.end(), size_t(h), w);
+  widths.push_back(1);
+  return widths;
+}
+std::vector<Activation> tanh_acts(const std::vector<int>& widths) {
+  std::vector<Activation> acts(widths.size() - 1, Activation::tanh);
+  acts.back() = Activation::identity;
+  return acts;
+}
+
+// docs/journal/2026-11-29-cuda-structure.md's table: the 2-w×h-1 nets only fused-v1 fitted
+// (v2's 64-sample tile does not), per opt-in limit. Each now fits v2's 32 tile (2-32×4-1 at
+// 48 KiB: the 16 tile); v1 (plan_fused, its own arithmetic) fits them too.
+void check_small_tile_plans() {
+  struct Row {
+    int kib, w, h_lo, h_hi;
+  };
+  const Row table[] = {{227, 64, 5, 7}, {227, 48, 7, 7}, {64, 64, 2, 2}, {64, 48, 3, 3}, {64, 32, 4, 5},
+                       {64, 24, 5, 7},  {64, 16, 7, 7},  {48, 48, 2, 2}, {48, 32, 3, 4}, {48, 24, 4, 5},
+                       {48, 16, 5, 7}};
+  for (const Row& r : table)
+    for (int h = r.h_lo; h <= r.h_hi; ++h) {
+      const auto widths = two_w_h_one(r.w, h);
+      const size_t limit = size_t(r.kib) * 1024;
+      INFO("2-" << r.w << "x" << h << "-1 at " << r.kib << " KiB");
+      const auto p = cuda::plan_fused_v2(widths, tanh_acts(widths), limit);
+      CHECK(p.fits);
+      CHECK(p.tile == (r.kib == 48 && r.w == 32 && h == 4 ? 16 : 32));
+      CHECK_THAT(p.why, Catch::Contains("tile of " + std::to_string(p.tile) + " samples"));
+      CHECK(cuda::plan_fused(widths, tanh_acts(widths), limit).fits);
+    }
+  // 2-64×5-1 by hand: padded weights 2→64 (rows of 4), 4 × 64→64, 64→1 (bias padded to 4);
+  // 2+5·64+1 activation rows, a row of ones, 5·64+1 delta rows, each 32 + 4 floats; a header
+  // of at most 112 bytes. The 64-sample tile (rows of 68 floats) needs ~243 KiB: over 227.
+  const auto p5 = cuda::plan_fused_v2(two_w_h_one(64, 5), tanh_acts(two_w_h_one(64, 5)), 227 * 1024);
+  const size_t body = 4 * (size_t(64 * 4 + 64 + 4 * (64 * 64 + 64) + 64 + 4) + size_t(323 + 1 + 321) * 36);
+  CHECK(p5.smem_bytes > body);
+  CHECK(p5.smem_bytes <= body + 112);
+  CHECK(body + 4 * size_t(323 + 1 + 321) * 32 > 227 * 1024);
+  // A small tile runs the bucket-64 kernel, whatever the widths.
+  const auto narrow = cuda::plan_fused_v2({2, 8, 8, 1}, tanh_acts({2, 8, 8, 1}), 4 * 1024);
+  CHECK(narrow.tile == 16);
+  CHECK(narrow.bucket == 64);
+  // Any net v1 fits, v2 fits (4,000 random nets of 1–8 layers, widths 1–64, per device limit).
+  uint64_t state = 12345;
+  const auto next = [&state](int lo, int hi) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + int((state >> 33) % uint64_t(hi - lo + 1));
+  };
+  for (const int kib : {64, 99, 163, 227}) {
+    int v1_fits = 0;
+    for (int i = 0; i < 4000; ++i) {
+      std::vector<int> widths(size_t(next(2, 9)));
+      for (int& w : widths) w = next(1, 64);
+      const auto acts = tanh_acts(widths);
+      if (!cuda::plan_fused(widths, acts, size_t(kib) * 1024).fits) continue;
+      ++v1_fits;
+      INFO(kib << " KiB, net " << i);
+      CHECK(cuda::plan_fused_v2(widths, acts, size_t(kib) * 1024).fits);
+    }
+    CHECK(v1_fits > 1000);
+  }
+  // On this device's own limit, the first 2-64×h-1 net whose 64 tile does not fit (2-64×2-1 on
+  // the simulator's 64 KiB, 2-64×5-1 on an H100/H200) fits the 32 tile: `auto` takes v2 for it.
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  int h = 1;
+  while (h < 7 && cuda::plan_fused_v2(two_w_h_one(64, h), tanh_acts(two_w_h_one(64, h)), size_t(optin)).tile == 64) ++h;
+  INFO("2-64x" << h << "-1 at " << optin << " bytes");
+  CHECK(cuda::plan_fused_v2(two_w_h_one(64, h), tanh_acts(two_w_h_one(64, h)), size_t(optin)).tile == 32);
+}
 }  // namespace
 
 TEST_CASE("fused v2 plan: buckets, limits and shared memory", "[gpu][fused]") {
@@ -96,6 +172,7 @@ TEST_CASE("fused v2 plan: buckets, limits and shared memory", "[gpu][fused]") {
     CHECK(p.bucket == c.bucket);
     CHECK(p.exact == c.exact);
     CHECK(p.threads_per_sample == (c.exact ? 4 : 1));
+    CHECK(p.tile == 64);  // every net that fits the 64-sample tile keeps it
   }
   const auto ref = plan_fused_v2({2, 20, 5, 1}, r3, 48 * 1024);
   CHECK(ref.net.params == 2 * 20 + 20 + 20 * 5 + 5 + 5 + 1);
@@ -126,6 +203,7 @@ TEST_CASE("fused v2 plan: buckets, limits and shared memory", "[gpu][fused]") {
                                                        Activation::identity}, 48 * 1024);
   CHECK_FALSE(tight.fits);
   CHECK_THAT(tight.why, Catch::Contains("shared memory"));
+  check_small_tile_plans();
 }
 
 TEST_CASE("fused v2: every register bucket follows the CPU reference for 20 epochs, bit-identical twice",
@@ -267,4 +345,66 @@ TEST_CASE("fused-v1 stays selectable and fused is v2", "[gpu][fused]") {
   const Params init = init_params(v1->params().spec, Init::glorot_uniform, 2);
   check_curves_close(train_losses(*v2, init, 5), train_losses(*v1, init, 5), 1e-4);
   CHECK_THAT(v1->details(), Catch::Contains("; 2 kernels per step"));
+}
+
+// --- the smaller tiles (32 and 16 samples) on the device ---
+
+namespace {
+struct SmemEnv : ScopedEnv {
+  explicit SmemEnv(const char* kib) : ScopedEnv("NNTRAIN_FUSED_V2_SMEM_KIB", kib) {}
+};
+// Small nets made to take a small tile by a lower shared-memory limit (the 64 tile needs
+// 12 KiB for 2-12-6-1 and 13 KiB for 2-17-5-1): cheap enough for the simulator.
+struct TileCase {
+  std::vector<int> widths;
+  const char* kib;
+  int tile;
+};
+const TileCase kTileCases[] = {{{2, 12, 6, 1}, "8", 32}, {{2, 17, 5, 1}, "5", 16}};
+}  // namespace
+
+TEST_CASE("fused v2: the 32- and 16-sample tiles follow the CPU reference (Adam, SGD, ragged mini-batches)",
+          "[gpu][fused]") {
+  for (const TileCase& c : kTileCases) {
+    INFO("tile " << c.tile);
+    const SmemEnv env(c.kib);
+    const std::string tile = "register bucket 64, " +
+                             std::to_string(c.widths.size() - 1) + " layers; tile of " + std::to_string(c.tile) +
+                             " samples";
+    // full batch, Adam: 3 blocks, the last one partial (12 epochs: the simulator's time)
+    const Dataset d = gpu_random_data(2 * c.tile + 7, 2, 1, 90 + uint64_t(c.tile));
+    CHECK_THAT(check_against_reference_and_repeat(options(c.widths, Activation::tanh, "fused"), d, 12, 3, 1e-4),
+               Catch::Contains(tile));
+    // shuffled mini-batches of 1.5 tiles (the last one shorter), SGD
+    auto o = options(c.widths, Activation::tanh, "fused");
+    o.optimizer.type = "sgd";
+    o.optimizer.lr = 0.05;
+    o.batch_size = c.tile + c.tile / 2;
+    o.shuffle = true;
+    o.seed = 5;
+    check_against_reference_and_repeat(o, gpu_random_data(4 * c.tile + 3, 2, 1, 91), 2, 1, 1e-4);  // 6 steps
+    // one SGD step: the gradient of the double reference
+    check_sgd_step_gradient(GpuPath::fused, c.widths, Activation::tanh, c.tile + 5);
+  }
+  {  // the 16 tile with more than kV2Group blocks (the two-level ticket)
+    const SmemEnv env("5");
+    const Dataset d = gpu_random_data(cuda::kV2Group * 16 + 9, 2, 1, 92);
+    check_against_reference_and_repeat(options({2, 17, 5, 1}, Activation::tanh, "fused"), d, 2, 2, 1e-4);
+  }
+  {
+    const SmemEnv env("4");  // the 16 tile needs 5 KiB: no tile fits, and `fused` says so
+    CHECK_THROWS_WITH(make_gpu_backend(gpu_random_data(40, 2, 1, 1), options({2, 17, 5, 1}, Activation::tanh, "fused")),
+                      Catch::Contains("16-sample tile"));
+  }
+  {  // `auto` takes v2 when only a small tile fits (as on a device whose 64 tile does not)
+    const SmemEnv env("8");
+    auto au = make_gpu_backend(gpu_random_data(40, 2, 1, 1), options({2, 12, 6, 1}, Activation::tanh, "auto"));
+    CHECK(au->name() == "gpu-fused");
+    CHECK_THAT(au->details(), Catch::Contains("auto") && Catch::Contains("tile of 32 samples"));
+  }
+  {
+    const SmemEnv env("12x");
+    CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(40, 2, 1, 1), options({2, 12, 6, 1}, Activation::tanh, "fused")),
+                    UsageError);
+  }
 }
