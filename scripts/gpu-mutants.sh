@@ -141,6 +141,17 @@ gmutant v2-shuffle-row kernels/cuda/fused_v2.cu 'fused v2: shuffled mini-batches
   'batch_row(d, epoch, uint32_t(base + smp));' \
   "fused v2: every mini-batch reads the first batch's shuffled rows"
 
+# --- state that must be reset when the backend is loaded again (issue 46, class 1) --------
+gmutant load-keeps-epoch kernels/cuda/mlp_kernels.cu 'GPU run_training on fused v2*' \
+  '  st.epoch = 0;' \
+  '  st.epoch = state->epoch;' \
+  "every GPU path: load() keeps the shuffle's epoch counter (a warm-up shifts every shuffle after it)"
+gmutant res-load-keeps-adam kernels/cuda/gpu_backend.cpp 'GPU run_training on the resident exact*' \
+  '    adam_ = adam_initial_step();
+    stream_->synchronize();' \
+  '    stream_->synchronize();' \
+  "resident: load() keeps the host's staged Adam step (a re-loaded run's bias correction starts late)"
+
 # --- the cuBLAS path's kernels (kernels/cuda/mlp_kernels.cu) and the block reduction -------
 gmutant cublas-bias-grad-last kernels/cuda/mlp_kernels.cu 'bias gradient two-stage*' \
   'const int s0 = r * chunk, s1 = min(count, s0 + chunk);' \
