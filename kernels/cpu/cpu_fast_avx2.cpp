@@ -45,9 +45,9 @@ __attribute__((always_inline)) static inline void lane_sums(const float* acc, fl
   // Lanes j + j+8 of accumulator k as fma(lo, 1, hi), which rounds lo + hi once, as the add
   // does (the same bits, signed zeros included): the add runs on the FMA units, idle here,
   // instead of joining the network's 7 adds and 15 shuffles on the add and shuffle units
-  // (Zen 3/4: FP2-3 add, FP1-2 shuffle, FP0-1 FMA). Zen 4: 51.5 -> 49.5 ns for a chunk's 172
-  // sums; the rest of their cost over 8-lane accumulators (35.5 ns) is the 2x loads
-  // (docs/journal/2026-11-29-avx2-ab.md).
+  // (AMD Zen 3 to 5 add and multiply-add on separate pipes). On this project's AMD EPYC VM
+  // (family 26, Zen 5): 51.5 -> 49.5 ns for a chunk's 172 sums; 8-lane accumulators took
+  // 36 ns (twice the bytes read now: docs/journal/2026-11-29-avx2-ab.md).
   const vf one = vset1(1.0f);
   const auto half_sum = [acc, one](int k) {
     return vfma(*reinterpret_cast<const vf*>(acc + k * 16), one, *reinterpret_cast<const vf*>(acc + k * 16 + 8));
