@@ -165,10 +165,14 @@ TEST_CASE("resident grid: shuffled mini-batches (ragged last batch and group) fo
 }
 
 TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gpu][resident]") {
-  // A linear 1-1 net from zero weights, inputs 0: a step's bias gradient is the sum over groups
-  // of each group's one non-zero delta, exactly (the other columns add zeros). One SGD step of
-  // lr 1 leaves b = -sum, so the weights show the order the exchange summed 40 groups in.
-  const int groups = 40, group = 64;
+  // A linear 1-2-1 net from zero weights, inputs 0: a step's output-bias gradient is the sum
+  // over groups of each group's one non-zero delta, exactly (the other columns add zeros), and
+  // every other gradient is zero. One SGD step of lr 1 leaves b = -sum, so the weights show the
+  // order the exchange summed 101 groups in (up to 4 per lane). The data tells apart the lane
+  // order from group order, contiguous chunks per lane, each lane's groups reversed and the
+  // lanes reversed. At 2 blocks the output bias's owner is in block 1, which has 50 groups to
+  // block 0's 51: without the barrier it would read the last group before block 0 wrote it.
+  const int groups = 101, group = 64;
   Dataset d;
   d.n = groups * group;
   d.inputs = d.outputs = 1;
@@ -177,7 +181,7 @@ TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gp
   std::vector<float> delta(static_cast<size_t>(groups));
   const float two_over_count = 2.0f / float(d.n);
   for (int q = 0; q < groups; ++q) {
-    const float t = std::ldexp(float(1 + q % 7), (q * 11) % 23) * (q % 2 ? 1.0f : -1.0f);
+    const float t = std::ldexp(float(1 + q % 7), (q * 7) % 29) * (q % 2 ? 1.0f : -1.0f);
     d.y[size_t(q * group + q % group)] = t;
     delta[size_t(q)] = mse_grad(0.0f, t, two_over_count);
   }
@@ -185,15 +189,15 @@ TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gp
   float in_order = 0.0f;
   for (float v : delta) in_order += v;
   REQUIRE(in_order != want);  // the data tells the orders apart
-  auto o = grid_options({1, 1}, Activation::identity, "sgd");
+  auto o = grid_options({1, 2, 1}, Activation::identity, "sgd");
   o.optimizer.lr = 1.0;
   Params init = init_params(o.spec, Init::glorot_uniform, 1);
   std::fill(init.values.begin(), init.values.end(), 0.0f);
-  for (int blocks : {40, 3}) {
+  for (int blocks : {2, 101}) {
     INFO(blocks << " blocks");
     const Run r = run_grid(d, o, init, 1, blocks);
-    REQUIRE(r.params.size() == 2);
-    CHECK(r.params[0] == 0.0f);
-    CHECK(r.params[1] == -want);
+    REQUIRE(r.params.size() == 7);  // W0 (2), b0 (2), W1 (2), b1
+    for (size_t k = 0; k < 6; ++k) CHECK(r.params[k] == 0.0f);
+    CHECK(r.params[6] == -want);
   }
 }
