@@ -171,7 +171,8 @@ TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gp
   // order the exchange summed 101 groups in (up to 4 per lane). The data tells apart the lane
   // order from group order, contiguous chunks per lane, each lane's groups reversed and the
   // lanes reversed. At 2 blocks the output bias's owner is in block 1, which has 50 groups to
-  // block 0's 51: without the barrier it would read the last group before block 0 wrote it.
+  // block 0's 51: without the barrier it would read the last group before block 0 wrote it
+  // (in step 1 that reads the warm-up step's equal value: hence the two-step runs below).
   const int groups = 101, group = 64;
   Dataset d;
   d.n = groups * group;
@@ -199,5 +200,15 @@ TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gp
     REQUIRE(r.params.size() == 7);  // W0 (2), b0 (2), W1 (2), b1
     for (size_t k = 0; k < 6; ++k) CHECK(r.params[k] == 0.0f);
     CHECK(r.params[6] == -want);
+  }
+  // Two steps against one block (whose owners read only what their own warp wrote): the
+  // second step's gradients differ from the first's, and from those of the backend's warm-up
+  // step, which also starts from zero weights, so a group read before it is written shows.
+  const Run one = run_grid(d, o, init, 2, 1);
+  for (int blocks : {2, 101}) {
+    INFO(blocks << " blocks, two steps");
+    const Run r = run_grid(d, o, init, 2, blocks);
+    CHECK(same_bits(r.losses, one.losses));
+    CHECK(same_bits(r.params, one.params));
   }
 }
