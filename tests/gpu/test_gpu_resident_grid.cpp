@@ -164,6 +164,17 @@ TEST_CASE("resident grid: shuffled mini-batches (ragged last batch and group) fo
   }
 }
 
+TEST_CASE("resident grid: chunks of a run give the one launch's bits (shuffled mini-batches, Adam)",
+          "[gpu][resident]") {
+  // Across launches: the owners' m and v back to global memory, the host's Adam table and the
+  // shuffle's epoch carried over (as the trainer's chunks of epochs use them).
+  auto o = grid_options({2, 6, 1}, Activation::tanh, "adam");
+  o.batch_size = 150;
+  o.shuffle = true;
+  GridBlocks knob(2);
+  check_chunks_replay(gpu_random_data(350, 2, 1, 46), o, {2, 1});
+}
+
 TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gpu][resident]") {
   // A linear 1-2-1 net from zero weights, inputs 0: a step's output-bias gradient is the sum
   // over groups of each group's one non-zero delta, exactly (the other columns add zeros), and
