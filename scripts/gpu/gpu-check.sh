@@ -139,6 +139,11 @@ curve cublas_minibatch 2 --gpu-path cublas --batch-size 1000
 # The resident path holds one batch in one block: 400 samples (40,000 do not fit).
 curve resident_400 20 --gpu-path resident data.grid=20
 curve resident_minibatch_400 20 --gpu-path resident --batch-size 128 data.grid=20 train.shuffle=true
+# 40,000 samples: the resident path's cooperative grid (one block does not hold them); its
+# shuffled mini-batches of 1000 fit one block, so the test-only knob forces the grid there.
+curve resident_grid 20 --gpu-path resident
+NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 curve resident_grid_minibatch 2 --gpu-path resident --batch-size 1000 \
+  train.shuffle=true
 
 # --- the reference experiment, timed ---------------------------------------------------------
 run_ref() {  # run_ref LABEL ARGS...
@@ -153,6 +158,8 @@ NNTRAIN_GPU_PDL=0 run_ref gpu_fused_nopdl --device gpu --gpu-path fused
 run_ref gpu_fused_v1 --device gpu --gpu-path fused-v1
 NNTRAIN_FUSED_V2_THREADS=2 run_ref gpu_fused_t2 --device gpu --gpu-path fused
 run_ref gpu_cublas --device gpu --gpu-path cublas
+run_ref gpu_resident_grid --device gpu --gpu-path resident
+run_ref gpu_resident_grid_again --device gpu --gpu-path resident
 run_ref cpu --device cpu
 run_ref both --device both
 run_ref gpu_minibatch --device gpu --batch-size 1000
@@ -160,6 +167,11 @@ run_ref gpu_minibatch --device gpu --batch-size 1000
 # against one chunk of all the epochs.
 run_ref gpu_chunk1 --device gpu --gpu-path fused gpu.chunk_epochs=1
 run_ref gpu_chunk_all --device gpu --gpu-path fused gpu.chunk_epochs="$EPOCHS" train.log_every="$EPOCHS"
+if cmp -s <(grep '^gpu' "$OUTDIR/run_gpu_resident_grid/metrics.csv") \
+     <(grep '^gpu' "$OUTDIR/run_gpu_resident_grid_again/metrics.csv") \
+   && cmp -s "$OUTDIR/run_gpu_resident_grid/model.json" "$OUTDIR/run_gpu_resident_grid_again/model.json"; then
+  row "  resident grid = its rerun, bit for bit" "yes (curve and model.json)"
+else row "  resident grid = its rerun, bit for bit" "NO"; FAILED=1; fi
 for other in again nopdl; do
   if cmp -s <(grep '^gpu' "$OUTDIR/run_gpu_fused/metrics.csv") <(grep '^gpu' "$OUTDIR/run_gpu_fused_$other/metrics.csv") \
      && cmp -s "$OUTDIR/run_gpu_fused/model.json" "$OUTDIR/run_gpu_fused_$other/model.json"; then
@@ -188,6 +200,13 @@ san memcheck resident --gpu-path resident --epochs 10
 san racecheck resident --gpu-path resident --epochs 3
 san synccheck resident --gpu-path resident --epochs 3
 san racecheck resident_minibatch --gpu-path resident --epochs 2 --batch-size 333
+# The grid (forced: 1,600 samples fit one block): what the simulator cannot check, since it
+# runs memory in one coherent order (docs/GPU.md, "The resident grid").
+NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san memcheck resident_grid --gpu-path resident --epochs 5
+NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san racecheck resident_grid --gpu-path resident --epochs 3
+NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san synccheck resident_grid --gpu-path resident --epochs 3
+NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san racecheck resident_grid_minibatch --gpu-path resident --epochs 2 \
+  --batch-size 333 train.shuffle=true
 san memcheck cublas_minibatch --gpu-path cublas --epochs 2 --batch-size 333
 
 # --- peers and the wide net --------------------------------------------------------------

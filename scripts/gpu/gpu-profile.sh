@@ -7,7 +7,8 @@
 #      v2 and the CPU on all cores, 100 to 900 samples, 2000 epochs, medians of 3, the two
 #      GPU paths alternating twice (the model to check: docs/GPU.md, "The resident path");
 #      and the resident path's cooperative grid (forced at every size) against v2 from 2,500
-#      to 1,000,000 samples (docs/GPU.md, "The resident grid": never timed on a GPU);
+#      to 1,000,000 samples (docs/GPU.md, "The resident grid": never timed on a GPU); and
+#      fused-v1 against v2's small tiles and cuBLAS on the nets v1 alone took before (0d);
 #   1. GPU time per epoch against the data size (fused path; bench, 3 repeats per point),
 #      with and without programmatic dependent launch, twice each, alternating: the
 #      per-epoch fixed cost (launch gap, last-block tail, one block's chain) and the cost
@@ -105,6 +106,16 @@ for round in 1 2; do
       "grid_$path-$round.log" 90 "$NN" bench --config configs/peaks.json --devices gpu --gpu-path "$path" --reps 3 \
       --sweep data.grid=50,100,200,500,1000 --export-markdown "$W/grid_$path-$round.md" \
       --export-json "$W/grid_$path-$round.json" train.epochs=2000
+  done
+done
+
+# 0d. Before fused-v1 is retired: on the nets it alone took until v2 got its 32- and 16-sample
+#     tiles (docs/journal/2026-11-29-v2-tile32.md), v1 against v2's small tile and cuBLAS.
+for net in '[2,64,64,64,64,64,1]' '[2,64,64,64,64,64,64,64,1]'; do
+  for path in fused-v1 fused cublas; do
+    step "gpu: $path on $net, 400-40,000 samples" "v1_${path}_$(echo "$net" | tr -cd , | wc -c).log" 40 "$NN" \
+      bench --config configs/peaks.json --device gpu --gpu-path "$path" --reps 3 --sweep data.grid=20,63,200 \
+      --export-json "$W/v1_${path}_$(echo "$net" | tr -cd , | wc -c).json" "model.layers=$net" train.epochs=200
   done
 done
 
