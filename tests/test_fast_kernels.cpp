@@ -207,6 +207,31 @@ unsigned mxcsr() { return 0; }
 constexpr bool defined_x86() { return false; }
 #endif
 
+// The three groups of the case below where a subnormal occurs (parameters 40..59, see there),
+// planted in the slots of every chunk and in the moments.
+void plant_subnormal_groups(Buf& slots, Buf& m, Buf& v, int chunks, size_t stride) {
+  for (size_t i = 40; i < 60; ++i) {
+    for (int c = 0; c < chunks; ++c) slots.p[size_t(c) * stride + i] = i < 55 ? 0.0f : 1.1e-38f;
+    const float sign = i % 2 ? -1.0f : 1.0f;
+    if (i < 50) {
+      m.p[i] = (i % 2 ? -1.0f : 1.0f) * 3e-40f;
+      v.p[i] = 2e-41f;
+      REQUIRE(std::fpclassify(m.p[i]) == FP_SUBNORMAL);
+      REQUIRE(std::fpclassify(v.p[i]) == FP_SUBNORMAL);
+    } else if (i < 55) {
+      m.p[i] = sign * 2e-38f;             // beta1 * m: 1.8e-38
+      slots.p[i] = -sign * 1.5e-37f;      // (1 - beta1) * g: -1.5e-38 (chunk 0 only)
+      v.p[i] = 1e-6f;
+      REQUIRE(std::fpclassify(0.9f * m.p[i]) == FP_NORMAL);
+      REQUIRE(std::fpclassify(0.1f * slots.p[i]) == FP_NORMAL);
+    } else {
+      m.p[i] = 0.0f;
+      v.p[i] = 1e-6f;
+      REQUIRE(std::fpclassify(slots.p[i]) == FP_SUBNORMAL);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("fast kernels: reduce_adam gives adam_update's bits, and flushes subnormal moments", "[fast][kernels][adam]") {
@@ -236,26 +261,7 @@ TEST_CASE("fast kernels: reduce_adam gives adam_update's bits, and flushes subno
             v.p[i] = v.p[i] * v.p[i] * 0.01f;  // >= 0
             m.p[i] *= 0.1f;
           }
-          for (size_t i = 40; i < 60; ++i) {
-            for (int c = 0; c < chunks; ++c) slots.p[size_t(c) * stride + i] = i < 55 ? 0.0f : 1.1e-38f;
-            const float sign = i % 2 ? -1.0f : 1.0f;
-            if (i < 50) {
-              m.p[i] = (i % 2 ? -1.0f : 1.0f) * 3e-40f;
-              v.p[i] = 2e-41f;
-              REQUIRE(std::fpclassify(m.p[i]) == FP_SUBNORMAL);
-              REQUIRE(std::fpclassify(v.p[i]) == FP_SUBNORMAL);
-            } else if (i < 55) {
-              m.p[i] = sign * 2e-38f;             // beta1 * m: 1.8e-38
-              slots.p[i] = -sign * 1.5e-37f;      // (1 - beta1) * g: -1.5e-38 (chunk 0 only)
-              v.p[i] = 1e-6f;
-              REQUIRE(std::fpclassify(0.9f * m.p[i]) == FP_NORMAL);
-              REQUIRE(std::fpclassify(0.1f * slots.p[i]) == FP_NORMAL);
-            } else {
-              m.p[i] = 0.0f;
-              v.p[i] = 1e-6f;
-              REQUIRE(std::fpclassify(slots.p[i]) == FP_SUBNORMAL);
-            }
-          }
+          plant_subnormal_groups(slots, m, v, chunks, stride);
           const AdamHyper hy{0.01, 0.9, 0.999, eps};
           AdamStep st = adam_initial_step();
           for (int t = 0; t < 3; ++t) st = adam_next_step(st, hy);
