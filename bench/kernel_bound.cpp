@@ -2,10 +2,11 @@
 // step of the reference net (2→20→5→1 relu, Adam) could take on this machine if nothing but
 // the kernels and the unavoidable hand-offs between cores cost time.
 //
-//   build/nntrain_kernel_bound [--isa avx512|avx2|generic] [--calls N] [--trips N]
+//   build/nntrain_kernel_bound [--isa avx512|avx2|generic] [--calls N] [--trips N] [--reps N]
 //
-// Prints one JSON object (nanoseconds; each figure the minimum over repeats of N calls, hot
-// cache, one core; the widest kernel set unless --isa):
+// Prints one JSON object (nanoseconds; each figure the minimum over --reps repeats (default 9)
+// of --calls calls (default 20,000), hot cache, one core; the widest kernel set unless --isa;
+// fewer repeats for a loaded machine, where a long run is more often interrupted):
 //   chunk_ns     one 256-sample chunk: the fused forward (with the loss, the last layer's
 //                gradient and the second layer's delta), the fused backward of layers 2 and
 //                1, and the lane sums of the 172 accumulators into the chunk's slot — the
@@ -105,108 +106,163 @@ double round_trip_ns(int trips, int reps) {
 }
 
 int usage(const char* msg) {
-  std::fprintf(stderr, "nntrain_kernel_bound: %s\nusage: nntrain_kernel_bound [--isa avx512|avx2|generic] [--calls N] [--trips N]\n", msg);
+  std::fprintf(stderr,
+               "nntrain_kernel_bound: %s\nusage: nntrain_kernel_bound [--isa avx512|avx2|generic] [--calls N] "
+               "[--trips N] [--reps N]\n",
+               msg);
   return 2;
+}
+
+struct Options {
+  std::string isa = nntrain::fast_cpu_isas().front();
+  int calls = 20000, trips = 100000, reps = 9;
+};
+
+// A positive count from argv[i], or 0.
+int count_arg(const char* text) { return std::max(0, std::atoi(text)); }
+
+// The options, or the exit code (usage's 2) in `exit_code`.
+bool parse_args(int argc, char** argv, Options& o, int& exit_code) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    int* count = a == "--calls" ? &o.calls : a == "--trips" ? &o.trips : a == "--reps" ? &o.reps : nullptr;
+    if (a == "--isa" && i + 1 < argc) {
+      o.isa = argv[++i];
+      const auto ok = nntrain::fast_cpu_isas();
+      if (std::find(ok.begin(), ok.end(), o.isa) == ok.end()) {
+        exit_code = usage(("instruction set not available here: " + o.isa).c_str());
+        return false;
+      }
+    } else if (count && i + 1 < argc) {
+      *count = count_arg(argv[++i]);
+      if (*count < 1) {
+        exit_code = usage((a + ": a positive number").c_str());
+        return false;
+      }
+    } else {
+      exit_code = usage(("unknown argument: " + a).c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+const Kernels& kernels_of(const std::string& isa) {
+#if defined(__x86_64__)
+  return isa == "avx512" ? nntrain::fast::kernels_avx512()
+         : isa == "avx2" ? nntrain::fast::kernels_avx2()
+                         : nntrain::fast::kernels_generic();
+#else
+  (void)isa;
+  return nntrain::fast::kernels_generic();
+#endif
+}
+
+constexpr int T = 256, kAcc = 172, kParams = 171, kStride = 176;
+
+// The reference net's parameters, one tile's rows (inputs, target, activations, deltas), the
+// accumulators and a chunk's slot, with the fused forward's and backward's arguments over them.
+struct Net {
+  const size_t L = size_t(nntrain::fast::kAccLanes);  // floats per accumulator
+  Buf W0{40}, b0{20}, W1{100}, b1{5}, W2{5}, b2{1};
+  Buf X{3 * T}, H{20 * T}, Z{5 * T}, Z2{T}, D{20 * T}, P{20 * T};
+  // (lane_reduce may read up to kLaneReduceSlack accumulators past the run: readable, finite)
+  Buf acc{(kAcc + nntrain::fast::kLaneReduceSlack) * L}, slot{kStride};
+  nntrain::fast::FirstForward f{};
+  nntrain::fast::FirstBackward bk{};
+
+  Net() {
+    // The accumulators in the backend's order: layer 0 (40 + 20), layer 1 (100 + 5), layer 2
+    // (5 + 1), the loss.
+    float* gW0 = acc.p;
+    float* gb0 = gW0 + 40 * L;
+    float* gW1 = gb0 + 20 * L;
+    float* gb1 = gW1 + 100 * L;
+    float* gW2 = gb1 + 5 * L;
+    float* gb2 = gW2 + 5 * L;
+    float* loss = gb2 + 1 * L;
+    f.W0 = W0.p, f.b0 = b0.p, f.nx = 2, f.X0 = X.p, f.ldx = T, f.K = 20, f.act0 = 1, f.H = H.p;
+    f.W1 = W1.p, f.b1 = b1.p, f.out = 5, f.Z = Z.p, f.T = T, f.act1 = 1, f.valid = T;
+    f.W2 = W2.p, f.b2 = b2.p, f.out2 = 1, f.Z2 = Z2.p, f.act2 = 0;
+    f.Y = X.p + 2 * T, f.two_over_count = 2.0f / 40000.0f, f.loss = loss, f.gW2 = gW2, f.gb2 = gb2, f.D = D.p;
+    f.fresh = true;
+    f.cols = 1;
+    bk = {W1.p, D.p, H.p, 20, 5, T, 1, gW1, gb1, P.p, X.p, size_t(T), 2, gW0, gb0, true};
+  }
+  Net(const Net&) = delete;  // (the Bufs' pointers point into their own vectors)
+  Net& operator=(const Net&) = delete;
+};
+
+constexpr int kAdamChunks[] = {1, 2, 4, 8, 16};
+
+struct Figures {
+  double chunk = 1e300, forward = 1e300, backward = 0, lanes = 0;
+  double forward_cols[2] = {0.0, 0.0};
+  int most_cols = 2;
+  double adam[5] = {};
+  bool two = false;  // (round_trip measured)
+  double rtt = 0.0;
+};
+
+// The chunk's kernel calls, together and one at a time, with each forward blocking.
+void time_chunk(const Kernels& k, Net& n, const Options& o, Figures& fig) {
+  fig.most_cols = o.isa == "generic" ? 1 : 2;  // (the baseline set has blocks of 1 only)
+  for (int cols = 1; cols <= fig.most_cols; ++cols) {
+    n.f.cols = cols;
+    fig.forward_cols[cols - 1] = min_ns(o.reps, o.calls, [&] { k.forward_first(n.f); });
+    fig.forward = std::min(fig.forward, fig.forward_cols[cols - 1]);
+    fig.chunk = std::min(fig.chunk, min_ns(o.reps, o.calls, [&] {
+                           k.forward_first(n.f);
+                           k.grad_backprop_first(n.bk);
+                           k.lane_reduce(n.acc.p, kAcc, n.slot.p);
+                         }));
+  }
+  fig.backward = min_ns(o.reps, o.calls, [&] { k.grad_backprop_first(n.bk); });
+  fig.lanes = min_ns(o.reps, o.calls, [&] { k.lane_reduce(n.acc.p, kAcc, n.slot.p); });
+}
+
+// The reduction and Adam from 1, 2, 4, 8 and 16 slots. m and v start normal and stay so:
+// a constant gradient keeps m near it and v near its square.
+void time_adam(const Kernels& k, const Options& o, Figures& fig) {
+  Buf slots(16 * kStride), w(kStride), m(kStride), v(kStride);
+  for (int i = 0; i < kStride; ++i) v.p[i] = m.p[i] * m.p[i] + 1e-3f;
+  const nntrain::fast::AdamScalars h{0.9f, 0.1f, 0.999f, 0.001f, 1e-8f, 0.5f, 1e-4f};
+  for (int j = 0; j < 5; ++j)
+    fig.adam[j] =
+        min_ns(o.reps, o.calls, [&] { k.reduce_adam(slots.p, kStride, kAdamChunks[j], 0, kParams, w.p, m.p, v.p, h); });
+}
+
+void print_figures(const std::string& isa, const Figures& fig) {
+  std::printf("{\"isa\": \"%s\", \"samples_per_chunk\": %d, \"chunk_ns\": %.1f, \"forward_ns\": %.1f, "
+              "\"backward_ns\": %.1f, \"lanes_ns\": %.1f, \"adam_ns\": {",
+              isa.c_str(), T, fig.chunk, fig.forward, fig.backward, fig.lanes);
+  for (int j = 0; j < 5; ++j) std::printf("%s\"%d\": %.1f", j ? ", " : "", kAdamChunks[j], fig.adam[j]);
+  std::printf("}");
+  std::printf(", \"forward_ns_by_cols\": {\"1\": %.1f", fig.forward_cols[0]);
+  if (fig.most_cols == 2) std::printf(", \"2\": %.1f", fig.forward_cols[1]);
+  std::printf("}");
+  if (fig.two) std::printf(", \"round_trip_ns\": %.1f", fig.rtt);
+  std::printf("}\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string isa = nntrain::fast_cpu_isas().front();
-  int calls = 20000, trips = 100000;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--isa" && i + 1 < argc) {
-      isa = argv[++i];
-      const auto ok = nntrain::fast_cpu_isas();
-      if (std::find(ok.begin(), ok.end(), isa) == ok.end()) return usage(("instruction set not available here: " + isa).c_str());
-    } else if (a == "--calls" && i + 1 < argc) {
-      calls = std::atoi(argv[++i]);
-      if (calls < 1) return usage("--calls: a positive number");
-    } else if (a == "--trips" && i + 1 < argc) {
-      trips = std::atoi(argv[++i]);
-      if (trips < 1) return usage("--trips: a positive number");
-    } else {
-      return usage(("unknown argument: " + a).c_str());
-    }
-  }
-#if defined(__x86_64__)
-  const Kernels& k = isa == "avx512" ? nntrain::fast::kernels_avx512()
-                     : isa == "avx2" ? nntrain::fast::kernels_avx2()
-                                     : nntrain::fast::kernels_generic();
-#else
-  const Kernels& k = nntrain::fast::kernels_generic();
-#endif
-  constexpr int T = 256, kAcc = 172, kParams = 171, kStride = 176;
-  const size_t L = size_t(nntrain::fast::kAccLanes);  // floats per accumulator
-  // The reference net's parameters and one tile's rows (inputs, target, activations, deltas).
-  Buf W0(40), b0(20), W1(100), b1(5), W2(5), b2(1);
-  Buf X(3 * T), H(20 * T), Z(5 * T), Z2(T), D(20 * T), P(20 * T);
-  // (lane_reduce may read up to kLaneReduceSlack accumulators past the run: readable, finite)
-  Buf acc((kAcc + nntrain::fast::kLaneReduceSlack) * L), slot(kStride);
-  // The accumulators in the backend's order: layer 0 (40 + 20), layer 1 (100 + 5), layer 2
-  // (5 + 1), the loss.
-  float* gW0 = acc.p;
-  float* gb0 = gW0 + 40 * L;
-  float* gW1 = gb0 + 20 * L;
-  float* gb1 = gW1 + 100 * L;
-  float* gW2 = gb1 + 5 * L;
-  float* gb2 = gW2 + 5 * L;
-  float* loss = gb2 + 1 * L;
-
-  nntrain::fast::FirstForward f{};
-  f.W0 = W0.p, f.b0 = b0.p, f.nx = 2, f.X0 = X.p, f.ldx = T, f.K = 20, f.act0 = 1, f.H = H.p;
-  f.W1 = W1.p, f.b1 = b1.p, f.out = 5, f.Z = Z.p, f.T = T, f.act1 = 1, f.valid = T;
-  f.W2 = W2.p, f.b2 = b2.p, f.out2 = 1, f.Z2 = Z2.p, f.act2 = 0;
-  f.Y = X.p + 2 * T, f.two_over_count = 2.0f / 40000.0f, f.loss = loss, f.gW2 = gW2, f.gb2 = gb2, f.D = D.p;
-  f.fresh = true;
-  f.cols = 1;
-  const nntrain::fast::FirstBackward bk{W1.p, D.p, H.p, 20, 5, T, 1, gW1, gb1, P.p, X.p, size_t(T), 2, gW0, gb0, true};
-  if (k.forward_first(f) != 3) {
+  Options o;
+  int exit_code = 0;
+  if (!parse_args(argc, argv, o, exit_code)) return exit_code;
+  const Kernels& k = kernels_of(o.isa);
+  Net net;
+  if (k.forward_first(net.f) != 3) {
     std::fprintf(stderr, "nntrain_kernel_bound: internal error: the %s fused forward did not take the reference net\n",
-                 isa.c_str());
+                 o.isa.c_str());
     return 1;
   }
-
-  const int reps = 9;
-  double forward = 1e300, chunk = 1e300;
-  double forward_cols[2] = {0.0, 0.0};
-  const int most_cols = isa == "generic" ? 1 : 2;  // (the baseline set has blocks of 1 only)
-  for (int cols = 1; cols <= most_cols; ++cols) {
-    f.cols = cols;
-    forward_cols[cols - 1] = min_ns(reps, calls, [&] { k.forward_first(f); });
-    forward = std::min(forward, forward_cols[cols - 1]);
-    chunk = std::min(chunk, min_ns(reps, calls, [&] {
-                       k.forward_first(f);
-                       k.grad_backprop_first(bk);
-                       k.lane_reduce(acc.p, kAcc, slot.p);
-                     }));
-  }
-  const double backward = min_ns(reps, calls, [&] { k.grad_backprop_first(bk); });
-  const double lanes = min_ns(reps, calls, [&] { k.lane_reduce(acc.p, kAcc, slot.p); });
-
-  // The reduction and Adam from 1, 2, 4, 8 and 16 slots. m and v start normal and stay so:
-  // a constant gradient keeps m near it and v near its square.
-  Buf slots(16 * kStride), w(kStride), m(kStride), v(kStride);
-  for (int i = 0; i < kStride; ++i) v.p[i] = m.p[i] * m.p[i] + 1e-3f;
-  const nntrain::fast::AdamScalars h{0.9f, 0.1f, 0.999f, 0.001f, 1e-8f, 0.5f, 1e-4f};
-  const int adam_chunks[] = {1, 2, 4, 8, 16};
-  double adam[5];
-  for (int j = 0; j < 5; ++j)
-    adam[j] = min_ns(reps, calls, [&] { k.reduce_adam(slots.p, kStride, adam_chunks[j], 0, kParams, w.p, m.p, v.p, h); });
-
-  const bool two = std::thread::hardware_concurrency() >= 2;
-  const double rtt = two ? round_trip_ns(trips, 3) : 0.0;
-
-  std::printf("{\"isa\": \"%s\", \"samples_per_chunk\": %d, \"chunk_ns\": %.1f, \"forward_ns\": %.1f, "
-              "\"backward_ns\": %.1f, \"lanes_ns\": %.1f, \"adam_ns\": {",
-              isa.c_str(), T, chunk, forward, backward, lanes);
-  for (int j = 0; j < 5; ++j) std::printf("%s\"%d\": %.1f", j ? ", " : "", adam_chunks[j], adam[j]);
-  std::printf("}");
-  std::printf(", \"forward_ns_by_cols\": {\"1\": %.1f", forward_cols[0]);
-  if (most_cols == 2) std::printf(", \"2\": %.1f", forward_cols[1]);
-  std::printf("}");
-  if (two) std::printf(", \"round_trip_ns\": %.1f", rtt);
-  std::printf("}\n");
+  Figures fig;
+  time_chunk(k, net, o, fig);
+  time_adam(k, o, fig);
+  fig.two = std::thread::hardware_concurrency() >= 2;
+  if (fig.two) fig.rtt = round_trip_ns(o.trips, 3);
+  print_figures(o.isa, fig);
   return 0;
 }
