@@ -10,7 +10,10 @@
 #      compute_75 only and the shared CUDA runtime (which the simulator replaces), Release,
 #   3. runs the simulator's per-instruction micro tests (run-microtests.sh),
 #   4. runs every [gpu] test case that does not need cuBLAS, chosen by tag ("[gpu]~[cublas]"),
-#      each in its own simulator process,
+#      several cases to a simulator process (CASE_BATCHES processes, default 5 per job: each
+#      process pays ~17 s of start-up reading the PTX), balanced by each case's time in the
+#      last run (build-sim/gpusim-case-seconds.tsv; listing order round-robin without it), each
+#      case's result and time read from Catch2's XML report of its batch,
 #   5. trains small configs with `nntrain train --device both --gpu-path fused` and `resident`
 #      (full batch and mini-batch with shuffle, ReLU and tanh, 400 samples) and compares the GPU's loss curve
 #      with the CPU reference backend's over the first 20 epochs (<= 1e-4 relative), and
@@ -18,8 +21,8 @@
 # Steps 3-5 run as parallel jobs (JOBS, default nproc), each simulator process in a folder of
 # its own (GPGPU-Sim writes fixed-name scratch files where it runs).
 # Prints one line per check, a closing "N passed, M failed" line, and exits 1 on any failure.
-# Logs: build-sim/gpusim-logs/. Env: CMAKE_ARGS (extra cmake arguments, e.g. a compiler
-# launcher), JOBS.
+# Logs: build-sim/gpusim-logs/ (batch-K.log and batch-K.xml for the [gpu] cases). Env: CMAKE_ARGS
+# (extra cmake arguments, e.g. a compiler launcher), JOBS, CASE_BATCHES.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOLS=${GPGPUSIM_TOOLS:-$ROOT/../shared/tools/gpgpu-sim}
@@ -35,6 +38,7 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 LOGS=$BUILD/gpusim-logs
 RUN=$BUILD/simrun
 JOBS=${JOBS:-$(nproc)}
+CASE_TIMES=$BUILD/gpusim-case-seconds.tsv  # "seconds<TAB>name" per [gpu] case, from the last run
 EPOCHS=20
 RTOL=1e-4
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -124,6 +128,69 @@ spawn() {  # spawn ID CMD...: run job in the background, at most $JOBS at a time
 }
 result() { cat "$LOGS/$1.rc" 2>/dev/null || echo "255 0"; }  # "rc seconds"
 
+# plan_batches N: reads the case names (one a line) and prints each one's batch, 1..N, by
+# longest-first onto the least-loaded batch with the last run's times (cases it lacks count as
+# its mean; without times all count alike: round-robin in listing order); batch 1 the longest.
+plan_batches() {
+  python3 - "$1" "$CASE_TIMES" 3<&0 <<'PY'
+import os, sys
+names = os.fdopen(3).read().splitlines()
+cost = {}
+try:
+    for line in open(sys.argv[2]):
+        secs, _, name = line.rstrip("\n").partition("\t")
+        cost[name] = float(secs)
+except (OSError, ValueError):
+    cost = {}
+known = [cost[n] for n in names if n in cost]
+mean = sum(known) / len(known) if known else 1.0
+est = [cost.get(n, mean) for n in names]
+nb = max(1, min(int(sys.argv[1]), len(names)))
+load, of = [0.0] * nb, [0] * len(names)
+for i in sorted(range(len(names)), key=lambda i: -est[i]):
+    b = min(range(nb), key=lambda k: load[k])
+    of[i], load[b] = b, load[b] + est[i]
+rank = {b: r + 1 for r, b in enumerate(sorted(range(nb), key=lambda k: -load[k]))}
+print("\n".join(str(rank[b]) for b in of))
+PY
+}
+# case_results XML: one line per case the batch's Catch2 XML report finished, "ok|FAIL<TAB>seconds
+# <TAB>name", then for a failed one up to 16 lines of what failed, each "why<TAB>-<TAB>name<TAB>text".
+# A report cut short (the process died) still gives the cases finished before.
+case_results() {
+  python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+parser = ET.XMLPullParser(events=("end",))
+try:
+    parser.feed(open(sys.argv[1], "rb").read())
+except (OSError, ET.ParseError):
+    pass
+def what_failed(case):
+    for el in case.iter():
+        where = "%s:%s" % (el.get("filename", "?"), el.get("line", "?"))
+        if el.tag == "Expression" and el.get("success") == "false":
+            orig = (el.findtext("Original") or "").strip()
+            expd = (el.findtext("Expanded") or "").strip()
+            yield "%s: %s(%s) with expansion: %s" % (where, el.get("type", ""), orig, expd)
+        elif el.tag == "Info":  # the INFO/CAPTURE messages of the failure that follows
+            yield "  %s" % (el.text or "").strip()
+        elif el.tag in ("Exception", "FatalErrorCondition", "Failure"):
+            yield "%s: %s %s" % (where, el.tag, (el.text or "").strip())
+try:
+    for _, el in parser.read_events():
+        if el.tag != "TestCase" or el.find("OverallResult") is None:
+            continue
+        res, name = el.find("OverallResult"), el.get("name", "")
+        ok = res.get("success") == "true"
+        print("%s\t%.1f\t%s" % ("ok" if ok else "FAIL", float(res.get("durationInSeconds", "0")), name))
+        for n, text in enumerate(() if ok else what_failed(el)):
+            if n < 16:
+                print("why\t-\t%s\t%s" % (name, " ".join(text.split())))
+except ET.ParseError:
+    pass
+PY
+}
+
 # shellcheck disable=SC2317  # called through job()
 train_run() {  # train_run LABEL PATH key=value...: one --device both run of GPU path PATH into ./out
   local path=$2
@@ -146,15 +213,24 @@ declare -A TRAIN=(
 )
 TRAIN_ORDER=(relu-fullbatch tanh-fullbatch relu-minibatch150-shuffle tanh-minibatch128-shuffle resident-relu-fullbatch
   resident-tanh-fullbatch resident-relu-minibatch150-shuffle resident-tanh-minibatch128-shuffle-sgd)
-echo "== simulating: micro tests, ${#CASES[@]} [gpu] cases, ${#TRAIN_ORDER[@]} train runs ($JOBS at a time)"
+# The [gpu] cases in batches: BATCH_OF[i] is case i's, SPEC[b] its Catch2 test spec (names
+# joined by ',', which is OR; a backslash makes , [ ] * ~ and \ in a name literal).
+BATCH_OF=()
+[ ${#CASES[@]} -gt 0 ] && mapfile -t BATCH_OF < <(printf '%s\n' "${CASES[@]}" | plan_batches "${CASE_BATCHES:-$((5 * JOBS))}")
+declare -A SPEC=() NCASES=()
+for i in "${!CASES[@]}"; do
+  b=${BATCH_OF[$i]}
+  SPEC[$b]+=",$(printf '%s' "${CASES[$i]}" | sed -e 's/[][\\,*~]/\\&/g')"
+  NCASES[$b]=$((${NCASES[$b]:-0} + 1))
+done
+echo "== simulating: micro tests, ${#CASES[@]} [gpu] cases in ${#SPEC[@]} processes, ${#TRAIN_ORDER[@]} train runs ($JOBS at a time)"
 spawn microtests env WORK="$RUN/microtests/work" "$TOOLS/microtests/run-microtests.sh" "$PREFIX/env.sh" "$PREFIX/simcfg"
 for label in "${TRAIN_ORDER[@]}"; do
   # shellcheck disable=SC2086  # the overrides are words
   spawn "train-$label" train_run "$label" ${TRAIN[$label]}
 done
-for i in "${!CASES[@]}"; do
-  # Catch2 test specs: a backslash makes , [ ] * ~ and \ literal.
-  spawn "case-$((i + 1))" "$GT" "$(printf '%s' "${CASES[$i]}" | sed -e 's/[][\\,*~]/\\&/g')"
+for ((b = 1; b <= ${#SPEC[@]}; b++)); do  # the longest first
+  spawn "batch-$b" "$GT" -r xml -d yes -o "$LOGS/batch-$b.xml" "${SPEC[$b]#,}"
 done
 job info "$NN" info
 job bench "$NN" bench --config "$ROOT/configs/small_data.json" --devices gpu --reps 1 train.epochs=1
@@ -175,18 +251,49 @@ fi
 # --- 4. [gpu] test cases without cuBLAS ----------------------------------------------------
 echo "== [gpu] test cases without cuBLAS (tag filter [gpu]~[cublas])"
 [ ${#CASES[@]} -eq 0 ] && bad "[gpu] cases: none listed by $GT"
+# Each batch's results: STATUS[name] ok or FAIL, SECS[name], WHY[name] what failed.
+declare -A STATUS=() SECS=() WHY=() ONSIM=() BFAILED=() BDIED=()
+for ((b = 1; b <= ${#SPEC[@]}; b++)); do
+  grep -q '^GPU: GPGPU-Sim' "$LOGS/batch-$b.log" 2>/dev/null && ONSIM[$b]=1
+  while IFS=$'\t' read -r st secs name text; do
+    if [ "$st" = why ]; then WHY[$name]+="      $text"$'\n'; else STATUS[$name]=$st SECS[$name]=$secs; fi
+  done < <(case_results "$LOGS/batch-$b.xml")
+done
 for i in "${!CASES[@]}"; do
-  id=case-$((i + 1))
-  log=$LOGS/$id.log
-  read -r rc secs < <(result "$id")
-  # It must have run on the simulator, and run exactly this one case.
-  if [ "$rc" = 0 ] && grep -q '^GPU: GPGPU-Sim' "$log" && grep -q 'All tests passed (.* in 1 test case)' "$log"; then
-    ok "[gpu] ${CASES[$i]} (${secs} s)"
+  name=${CASES[$i]} b=${BATCH_OF[$i]}
+  log=$LOGS/batch-$b.log
+  read -r rc secs < <(result "batch-$b")
+  # It must have run on the simulator, and this case must have passed in its batch's report.
+  if [ -n "${ONSIM[$b]:-}" ] && [ "${STATUS[$name]:-}" = ok ]; then
+    ok "[gpu] $name (${SECS[$name]} s)"
+    continue
+  fi
+  BFAILED[$b]=1
+  if [ -z "${ONSIM[$b]:-}" ]; then
+    BDIED[$b]=1
+    bad "[gpu] $name (batch-$b, rc $rc: not run on the simulator, log: $log)"
+  elif [ -n "${STATUS[$name]:-}" ]; then
+    printf '%s' "${WHY[$name]:-}"
+    bad "[gpu] $name (${SECS[$name]} s, batch-$b rc $rc, log: $LOGS/batch-$b.xml, $log)"
   else
-    grep -E -A3 'FAILED:|skipped:' "$log" | grep -v '^GPGPU-Sim' | head -16 | sed 's/^/      /'
-    bad "[gpu] ${CASES[$i]} (rc $rc, ${secs} s, log: $log)"
+    BDIED[$b]=1
+    bad "[gpu] $name (no result: batch-$b rc $rc, ${secs} s, died or never ran it; log: $log)"
   fi
 done
+for ((b = 1; b <= ${#SPEC[@]}; b++)); do
+  read -r rc secs < <(result "batch-$b")
+  if [ -n "${BDIED[$b]:-}" ]; then  # why it died, if it said (not the simulator's option lines)
+    grep -E -i 'skipped:|terminate|what\(\)|error|abort|assert|fault|signal' "$LOGS/batch-$b.log" | grep -v '^-' |
+      tail -5 | sed 's/^/      /'
+  elif [ -z "${BFAILED[$b]:-}" ] && [ "$rc" != 0 ]; then  # its cases passed, yet the process failed (on the way out?)
+    bad "[gpu] batch-$b: its ${NCASES[$b]} cases passed but it exited $rc (log: $LOGS/batch-$b.log)"
+  fi
+  echo "      batch-$b: ${NCASES[$b]} cases, ${secs} s, rc $rc"
+done
+# Their times balance the next run's batches.
+for name in "${CASES[@]}"; do
+  if [ -n "${SECS[$name]:-}" ]; then printf '%s\t%s\n' "${SECS[$name]}" "$name"; fi
+done >"$CASE_TIMES.tmp" && mv "$CASE_TIMES.tmp" "$CASE_TIMES"
 
 # --- 5. nntrain on the simulated GPU ---------------------------------------------------------
 echo "== nntrain on the simulated GPU"
