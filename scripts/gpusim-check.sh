@@ -11,8 +11,8 @@
 #   3. runs the simulator's per-instruction micro tests (run-microtests.sh),
 #   4. runs every [gpu] test case that does not need cuBLAS, chosen by tag ("[gpu]~[cublas]"),
 #      several cases to a simulator process (CASE_BATCHES processes, default 5 per job: each
-#      process pays ~17 s of start-up reading the PTX), balanced by each case's time in the
-#      last run (build-sim/gpusim-case-seconds.tsv; listing order round-robin without it), each
+#      process pays 12-17 s of start-up reading the PTX), balanced by each case's time in the
+#      last run (CASE_TIMES, beside the cache; listing order round-robin without it), each
 #      case's result and time read from Catch2's XML report of its batch,
 #   5. trains small configs with `nntrain train --device both --gpu-path fused` and `resident`
 #      (full batch and mini-batch with shuffle, ReLU and tanh, 400 samples) and compares the GPU's loss curve
@@ -22,7 +22,7 @@
 # its own (GPGPU-Sim writes fixed-name scratch files where it runs).
 # Prints one line per check, a closing "N passed, M failed" line, and exits 1 on any failure.
 # Logs: build-sim/gpusim-logs/ (batch-K.log and batch-K.xml for the [gpu] cases). Env: CMAKE_ARGS
-# (extra cmake arguments, e.g. a compiler launcher), JOBS, CASE_BATCHES.
+# (extra cmake arguments, e.g. a compiler launcher), JOBS, CASE_BATCHES, CASE_TIMES.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOLS=${GPGPUSIM_TOOLS:-$ROOT/../shared/tools/gpgpu-sim}
@@ -38,7 +38,9 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 LOGS=$BUILD/gpusim-logs
 RUN=$BUILD/simrun
 JOBS=${JOBS:-$(nproc)}
-CASE_TIMES=$BUILD/gpusim-case-seconds.tsv  # "seconds<TAB>name" per [gpu] case, from the last run
+# "seconds<TAB>name" per [gpu] case from the last run, beside the simulator's cache (a CI run
+# starts from a clean clone, the simulator cached): only the batches' balance depends on it.
+CASE_TIMES=${CASE_TIMES:-$PREFIX.case-seconds.tsv}
 EPOCHS=20
 RTOL=1e-4
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -293,7 +295,7 @@ done
 # Their times balance the next run's batches.
 for name in "${CASES[@]}"; do
   if [ -n "${SECS[$name]:-}" ]; then printf '%s\t%s\n' "${SECS[$name]}" "$name"; fi
-done >"$CASE_TIMES.tmp" && mv "$CASE_TIMES.tmp" "$CASE_TIMES"
+done >"$CASE_TIMES.$$" && mv "$CASE_TIMES.$$" "$CASE_TIMES"  # whole, if two runs share it
 
 # --- 5. nntrain on the simulated GPU ---------------------------------------------------------
 echo "== nntrain on the simulated GPU"
