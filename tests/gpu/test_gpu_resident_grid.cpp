@@ -208,6 +208,7 @@ TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gp
   for (int blocks : {2, 101}) {
     INFO(blocks << " blocks");
     const Run r = run_grid(d, o, init, 1, blocks);
+    CHECK_THAT(r.details, Catch::Contains(std::to_string(blocks) + " blocks ("));  // the knob is capped silently
     REQUIRE(r.params.size() == 7);  // W0 (2), b0 (2), W1 (2), b1
     for (size_t k = 0; k < 6; ++k) CHECK(r.params[k] == 0.0f);
     CHECK(r.params[6] == -want);
@@ -219,6 +220,7 @@ TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gp
   for (int blocks : {2, 101}) {
     INFO(blocks << " blocks, two steps");
     const Run r = run_grid(d, o, init, 2, blocks);
+    CHECK_THAT(r.details, Catch::Contains(std::to_string(blocks) + " blocks ("));
     CHECK(same_bits(r.losses, one.losses));
     CHECK(same_bits(r.params, one.params));
   }
