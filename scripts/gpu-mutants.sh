@@ -310,6 +310,10 @@ ml_test_mutant() {  # ml_test_mutant LANE INDEX T0
     # stops before any case runs. Not a kill, and nothing to learn: left out of N.
     outcome=NOTRUN
     by="the simulator cannot load the mutated code (ptxas reports a stack frame)"
+  elif [[ $rc == 77 ]] || ! grep -q '^GPU: GPGPU-Sim' "$log"; then
+    # Skipped (no device) or never reached the simulator: nothing was tested, so no kill.
+    outcome=ERROR
+    by="the run did not reach the simulated GPU (rc $rc)"
   else
     outcome=KILLED
     by="killed by \"$(killed_by "$log" "$rc")\""
