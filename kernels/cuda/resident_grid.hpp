@@ -8,7 +8,7 @@
 // memory and one group's rows, and per step:
 //   1. per group of its own: the one-block kernel's stages (resident_stages.cuh: load, forward,
 //      backward with per-slice partials summed in slice order) give the group's gradient,
-//      written to gpart[group][param], and its double loss to gloss[group];  grid.sync();
+//      written to gpart[param][group], and its double loss to gloss[group];  grid.sync();
 //   2. exchange: parameter k belongs to warp k mod W (W: the grid's warps), whose lane j sums
 //      groups j, j + 32, ... in order, then a fixed xor tree: the sum's order depends on the
 //      group count alone. The owner lane runs Adam (the host table's scalars), its w, m and v
