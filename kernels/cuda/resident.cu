@@ -47,15 +47,8 @@ __global__ void __launch_bounds__(resident_max_threads(K), 1)
                     TrainState* state, const AdamStep* table, ResidentChunk c, AdamHyper h, int sgd, ResidentNet n,
                     float* losses) {
   extern __shared__ __align__(16) unsigned char smem[];
-  Block B;
-  B.wloss = reinterpret_cast<ResHeader*>(smem)->loss;
-  B.sw = reinterpret_cast<float*>(smem + sizeof(ResHeader));
-  B.rows = B.sw + n.sparams;
-  B.part = B.rows + size_t(n.rows) * n.stride;
-  B.sp = n.stride;
-  B.nt = blockDim.x;
-  B.tid = threadIdx.x;
-  const size_t smem_floats = (sizeof(ResHeader) / 4) + n.sparams + size_t(n.rows) * n.stride + n.scratch;
+  size_t smem_floats = 0;
+  const Block B = make_block(smem, n, smem_floats);
   Owned own;
   load_owned(B, own, n, w, m, v, sgd, smem_floats);
   const unsigned long long epoch0 = state->epoch;
@@ -100,11 +93,9 @@ int prepare_k(size_t smem) {
 // The generic one-block kernel's plan into p; false (p.why says why) where it does not fit.
 bool plan_one_block(ResidentPlan& p, const std::vector<int>& widths, const std::vector<Activation>& acts, int batch,
                     size_t smem_optin) {
-  const int wmax = *std::max_element(widths.begin(), widths.end());
-  p.bucket = wmax <= 8 ? 8 : wmax <= 16 ? 16 : wmax <= 32 ? 32 : 64;
+  p.bucket = resident_bucket(widths);
   const int max_threads = resident_max_threads(p.bucket);
-  int params = 0;
-  for (size_t l = 0; l + 1 < widths.size(); ++l) params += widths[l + 1] * (widths[l] + 1);
+  const int params = flat_params(widths);
   if (params > max_threads * kResMaxOwn) {
     p.why = std::to_string(params) + " parameters (one block keeps at most " +
             std::to_string(max_threads * kResMaxOwn) + " in its threads' registers)";

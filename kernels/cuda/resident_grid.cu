@@ -182,15 +182,8 @@ template <int K>
 __global__ void __launch_bounds__(resident_max_threads(K), 1)
     resident_grid_kernel(GridArgs a, ResidentChunk c, AdamHyper h, int sgd, ResidentNet n) {
   extern __shared__ __align__(16) unsigned char smem[];
-  Block B;
-  B.wloss = reinterpret_cast<ResHeader*>(smem)->loss;
-  B.sw = reinterpret_cast<float*>(smem + sizeof(ResHeader));
-  B.rows = B.sw + n.sparams;
-  B.part = B.rows + size_t(n.rows) * n.stride;
-  B.sp = n.stride;
-  B.nt = blockDim.x;
-  B.tid = threadIdx.x;
-  const size_t smem_floats = (sizeof(ResHeader) / 4) + n.sparams + size_t(n.rows) * n.stride + n.scratch;
+  size_t smem_floats = 0;
+  const Block B = make_block(smem, n, smem_floats);
   Owned own;  // the block's copy: spos of its threads' parameters, and their group sums
   load_owned(B, own, n, a.w, nullptr, nullptr, 1, smem_floats);
   Owner o = load_owner(a, n.params, sgd);
@@ -250,11 +243,9 @@ void launch_grid_k(const ResidentPlan& p, GridArgs a, ResidentChunk c, AdamHyper
 void plan_resident_grid(ResidentPlan& p, const std::vector<int>& widths, const std::vector<Activation>& acts,
                         int batch, size_t smem_optin, int force_blocks) {
   p = ResidentPlan{};
-  const int wmax = *std::max_element(widths.begin(), widths.end());
-  p.bucket = wmax <= 8 ? 8 : wmax <= 16 ? 16 : wmax <= 32 ? 32 : 64;
+  p.bucket = resident_bucket(widths);
   const int max_threads = resident_max_threads(p.bucket);
-  int params = 0;
-  for (size_t l = 0; l + 1 < widths.size(); ++l) params += widths[l + 1] * (widths[l] + 1);
+  const int params = flat_params(widths);
   if (params > max_threads * kResMaxOwn) {
     p.why = std::to_string(params) + " parameters (a block of the grid keeps at most " +
             std::to_string(max_threads * kResMaxOwn) + " group sums in its threads' registers)";

@@ -40,6 +40,21 @@ struct Block {
   int sp, nt, tid;
 };
 
+// The block over its dynamic shared memory (the layout in resident.cu's header); smem_floats
+// gets the floats of all of it (load_owned zeroes them).
+__device__ __forceinline__ Block make_block(unsigned char* smem, const ResidentNet& n, size_t& smem_floats) {
+  Block B;
+  B.wloss = reinterpret_cast<ResHeader*>(smem)->loss;
+  B.sw = reinterpret_cast<float*>(smem + sizeof(ResHeader));
+  B.rows = B.sw + n.sparams;
+  B.part = B.rows + size_t(n.rows) * n.stride;
+  B.sp = n.stride;
+  B.nt = blockDim.x;
+  B.tid = threadIdx.x;
+  smem_floats = (sizeof(ResHeader) / 4) + n.sparams + size_t(n.rows) * n.stride + n.scratch;
+  return B;
+}
+
 // One optimiser step: its batch and the loss scalars of its size.
 struct Step {
   int count, offset;
@@ -269,6 +284,18 @@ inline int prepare_kernel(Kernel kernel, size_t smem) {
   if (smem > size_t(kSmallSharedLimit) && smem > size_t(attr.maxDynamicSharedSizeBytes))
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   return attr.numRegs;
+}
+
+// The generic kernels' register bucket K (the smallest that holds the widest layer) and the
+// net's flat parameter count.
+inline int resident_bucket(const std::vector<int>& widths) {
+  const int wmax = *std::max_element(widths.begin(), widths.end());
+  return wmax <= 8 ? 8 : wmax <= 16 ? 16 : wmax <= 32 ? 32 : 64;
+}
+inline int flat_params(const std::vector<int>& widths) {
+  int params = 0;
+  for (size_t l = 0; l + 1 < widths.size(); ++l) params += widths[l + 1] * (widths[l] + 1);
+  return params;
 }
 
 // The layout of plan_resident's net: offsets, rows and the slices of each gradient pass.
