@@ -44,6 +44,22 @@ inline BackendOptions peaks_options(GpuPath path) {
   return o;
 }
 
+// The resident path (one block, or the grid where the batch needs it), chunks of 20 epochs.
+inline BackendOptions resident_options(const std::vector<int>& widths, Activation hidden, const char* optimizer = "adam") {
+  BackendOptions o;
+  o.spec.widths = widths;
+  o.spec.hidden = hidden;
+  o.spec.output = Activation::identity;
+  o.optimizer = OptimizerConfig{};  // adam, lr 0.08
+  o.optimizer.type = optimizer;
+  if (o.optimizer.type == "sgd") o.optimizer.lr = 0.05;
+  o.batch_size = 0;
+  o.seed = 1;
+  o.gpu_path = GpuPath::resident;
+  o.chunk_epochs = 20;
+  return o;
+}
+
 // The peaks data on a grid × grid over [-3, 3]²: 200 is the reference experiment's 40,000
 // samples; the simulator's cases use a few hundred.
 inline const Dataset& peaks_data(int grid) {

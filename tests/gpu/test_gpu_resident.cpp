@@ -23,21 +23,6 @@ using namespace nntrain::test;
 
 namespace {
 
-BackendOptions resident_options(const std::vector<int>& widths, Activation hidden, const char* optimizer = "adam") {
-  BackendOptions o;
-  o.spec.widths = widths;
-  o.spec.hidden = hidden;
-  o.spec.output = Activation::identity;
-  o.optimizer = OptimizerConfig{};  // adam, lr 0.08
-  o.optimizer.type = optimizer;
-  if (o.optimizer.type == "sgd") o.optimizer.lr = 0.05;
-  o.batch_size = 0;
-  o.seed = 1;
-  o.gpu_path = GpuPath::resident;
-  o.chunk_epochs = 20;
-  return o;
-}
-
 // The resident path vs the CPU reference over `epochs`, then a second backend bit for bit
 // (losses and weights). Returns the first backend's details().
 std::string check_resident(const BackendOptions& o, const Dataset& d, int epochs) {

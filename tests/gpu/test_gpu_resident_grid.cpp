@@ -52,21 +52,6 @@ Run run_grid(const Dataset& d, const BackendOptions& o, const Params& init, int 
   return r;
 }
 
-BackendOptions grid_options(const std::vector<int>& widths, Activation hidden, const char* optimizer) {
-  BackendOptions o;
-  o.spec.widths = widths;
-  o.spec.hidden = hidden;
-  o.spec.output = Activation::identity;
-  o.optimizer = OptimizerConfig{};  // adam, lr 0.08
-  o.optimizer.type = optimizer;
-  if (o.optimizer.type == "sgd") o.optimizer.lr = 0.05;
-  o.batch_size = 0;
-  o.seed = 1;
-  o.gpu_path = GpuPath::resident;
-  o.chunk_epochs = 20;
-  return o;
-}
-
 // The grid at each of `blocks` against the CPU reference, and every run's bits equal to the
 // first's (losses and weights); `repeat`: the first block count once more.
 void check_grid(const Dataset& d, const BackendOptions& o, const std::vector<int>& blocks, int groups, int epochs = 20) {
@@ -141,20 +126,20 @@ TEST_CASE("resident grid: full batch follows the CPU reference at 1, 2, 8 and 64
           "[gpu][resident]") {
   // 600 samples: 10 groups of 64, the last 24 (64 blocks launch 10; 8 take two groups each in two blocks)
   const Dataset d = gpu_random_data(600, 2, 1, 41);
-  check_grid(d, grid_options({2, 6, 1}, Activation::tanh, "adam"), {8, 1, 2, 64}, 10);
+  check_grid(d, resident_options({2, 6, 1}, Activation::tanh, "adam"), {8, 1, 2, 64}, 10);
 }
 
 TEST_CASE("resident grid: full batch SGD and a deeper relu net, the same bits at every block count",
           "[gpu][resident]") {
-  check_grid(gpu_random_data(300, 2, 1, 42), grid_options({2, 6, 1}, Activation::tanh, "sgd"), {5, 2}, 5);
+  check_grid(gpu_random_data(300, 2, 1, 42), resident_options({2, 6, 1}, Activation::tanh, "sgd"), {5, 2}, 5);
   // 2-20-5-1 relu: one block would take the exact kernel; the grid runs the generic stages
-  check_grid(gpu_random_data(200, 2, 1, 43), grid_options({2, 20, 5, 1}, Activation::relu, "adam"), {4, 1}, 4);
+  check_grid(gpu_random_data(200, 2, 1, 43), resident_options({2, 20, 5, 1}, Activation::relu, "adam"), {4, 1}, 4);
 }
 
 TEST_CASE("resident grid: shuffled mini-batches (ragged last batch and group) follow the CPU reference",
           "[gpu][resident]") {
   for (const char* opt : {"adam", "sgd"}) {
-    auto o = grid_options({2, 6, 1}, Activation::tanh, opt);
+    auto o = resident_options({2, 6, 1}, Activation::tanh, opt);
     o.batch_size = 150;  // 350 samples: batches of 150, 150 and 50; groups of 64, 64 and 22
     o.shuffle = true;
     o.seed = 7;  // not the default: a dropped seed would shuffle another order
@@ -168,7 +153,7 @@ TEST_CASE("resident grid: chunks of a run give the one launch's bits (shuffled m
           "[gpu][resident]") {
   // Across launches: the owners' m and v back to global memory, the host's Adam table and the
   // shuffle's epoch carried over (as the trainer's chunks of epochs use them).
-  auto o = grid_options({2, 6, 1}, Activation::tanh, "adam");
+  auto o = resident_options({2, 6, 1}, Activation::tanh, "adam");
   o.batch_size = 150;
   o.shuffle = true;
   GridBlocks knob(2);
@@ -201,7 +186,7 @@ TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gp
   float in_order = 0.0f;
   for (float v : delta) in_order += v;
   REQUIRE(in_order != want);  // the data tells the orders apart
-  auto o = grid_options({1, 2, 1}, Activation::identity, "sgd");
+  auto o = resident_options({1, 2, 1}, Activation::identity, "sgd");
   o.optimizer.lr = 1.0;
   Params init = init_params(o.spec, Init::glorot_uniform, 1);
   std::fill(init.values.begin(), init.values.end(), 0.0f);
