@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuda_check.hpp"
+#include "errors.hpp"
 #include "resident.hpp"
 #include "resident_exact.cuh"
 #include "resident_grid.hpp"
@@ -169,7 +170,8 @@ int resident_grid_blocks_from_env() {
   char* end = nullptr;
   const long v = std::strtol(s, &end, 10);
   if (*end != 0 || v < 1 || v > (1L << 20))
-    throw CudaError(std::string("NNTRAIN_RESIDENT_GRID_BLOCKS=") + s + ": not a positive number of blocks (a test-only knob)");
+    throw UsageError(std::string("NNTRAIN_RESIDENT_GRID_BLOCKS: expected a number of blocks from 1 to 1048576, got '") +
+                     s + "' (a test-only knob)");
   return int(v);
 }
 
