@@ -335,7 +335,8 @@ size_t fused_v2_smem_limit(size_t optin) {
   char* end = nullptr;
   const long k = std::strtol(e, &end, 10);
   if (*end != '\0' || k <= 0) throw UsageError(std::string("NNTRAIN_FUSED_V2_SMEM_KIB: expected whole KiB, got '") + e + "'");
-  return std::min(optin, size_t(k) * 1024);
+  if (size_t(k) > optin / 1024) return optin;  // above the device's limit (and no overflow of k × 1024)
+  return size_t(k) * 1024;
 }
 
 int prepare_fused_v2(const FusedV2Plan& plan) {

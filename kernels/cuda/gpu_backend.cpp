@@ -268,6 +268,7 @@ class GpuBackend final : public Backend {
       grad_partial_ = DeviceBuffer<float>(P * size_t(res_plan_.groups));
       loss_partial_ = DeviceBuffer<double>(size_t(res_plan_.groups));
     } else if (res_) {
+      // one block: nothing per step, the block keeps everything else in shared memory
     } else if (fused_) {
       const int blocks = fused_blocks(B, fused_plan_.tile);
       grad_partial_ = DeviceBuffer<float>(P * size_t(blocks));
