@@ -39,7 +39,7 @@ const std::vector<ConfigFlag>& config_flags() {
       {"--threads", "cpu.threads", "CPU threads; 0 = all", Kind::integer, {}, kForTrain | kForBench},
       {"--backend", "cpu.backend", "CPU backend: fast or reference", Kind::choice, names_of(kCpuBackendNames),
        kForTrain | kForBench},
-      {"--gpu-path", "gpu.path", "GPU path: auto, fused, fused-v1, cublas or resident", Kind::choice, names_of(kGpuPathNames),
+      {"--gpu-path", "gpu.path", "GPU path: auto, fused, cublas or resident", Kind::choice, names_of(kGpuPathNames),
        kForTrain | kForBench},
       {"--reps", "timing.repeats", "timed repeats per point, 1 to 1000 (default 5)", Kind::integer, {}, kForBench, 1,
        1000},
@@ -49,6 +49,11 @@ const std::vector<ConfigFlag>& config_flags() {
        kForTrain | kForBench},
   };
   return kConfigFlags;
+}
+
+// A value the key no longer takes (names.hpp, kRetiredNames): its own line, not "not in {...}".
+CLI::Validator retired_value(const char* key) {
+  return CLI::Validator([key](std::string& text) { return retired_name_note(key, text); }, "");
 }
 
 // "nan" and "inf" parse as doubles but are no value a config key takes (JSON has no NaN: it
@@ -162,7 +167,9 @@ void add_config_flags(CLI::App& app, unsigned command, ConfigFlagValues& v) {
         break;
       case Kind::real: o = app.add_option(f.flag, v.reals[i], f.help)->check(kFinite); break;
       case Kind::choice:
-        o = app.add_option(f.flag, v.texts[i], f.help)->check(CLI::IsMember(f.choices).description(""));
+        o = app.add_option(f.flag, v.texts[i], f.help)
+                ->check(retired_value(f.key))
+                ->check(CLI::IsMember(f.choices).description(""));
         break;
       case Kind::device: o = app.add_option(f.flag, v.texts[i], f.help)->transform(kDeviceList); break;
     }

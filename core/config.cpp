@@ -234,6 +234,8 @@ void read_cpu(const json& j, CpuConfig& c) {
 
 void read_gpu(const json& j, GpuConfig& c) {
   ObjectReader t(j, "/gpu");
+  if (const std::string note = retired_name_note("gpu.path", t.str("path", "")); !note.empty())
+    t.fail(t.path("path"), note);
   c.path = t.choice("path", c.path, kGpuPathNames);
   c.chunk_epochs = int(t.integer("chunk_epochs", c.chunk_epochs, 0, 1000000000));
   t.finish();

@@ -16,9 +16,9 @@ namespace nntrain {
 enum class Device { cpu, gpu };                  // where one run trains
 enum class DeviceChoice { cpu, gpu, both };      // config "device", --device
 enum class CpuBackendKind { fast, reference };   // config "cpu.backend", --backend
-// config "gpu.path", --gpu-path ("auto" = automatic; "fused" = the one-kernel-per-step v2, "fused-v1" the
-// two-kernel v1 kept for comparison; "resident" = one block, one launch per chunk of epochs)
-enum class GpuPath { automatic, fused, fused_v1, cublas, resident };
+// config "gpu.path", --gpu-path ("auto" = automatic; "fused" = the one-kernel-per-step v2;
+// "resident" = one block, one launch per chunk of epochs)
+enum class GpuPath { automatic, fused, cublas, resident };
 
 template <class E>
 struct NamedValue {
@@ -32,8 +32,25 @@ inline constexpr NamedValue<DeviceChoice> kDeviceChoiceNames[] = {
 inline constexpr NamedValue<CpuBackendKind> kCpuBackendNames[] = {{CpuBackendKind::fast, "fast"},
                                                                   {CpuBackendKind::reference, "reference"}};
 inline constexpr NamedValue<GpuPath> kGpuPathNames[] = {
-    {GpuPath::automatic, "auto"}, {GpuPath::fused, "fused"}, {GpuPath::fused_v1, "fused-v1"}, {GpuPath::cublas, "cublas"},
+    {GpuPath::automatic, "auto"}, {GpuPath::fused, "fused"}, {GpuPath::cublas, "cublas"},
     {GpuPath::resident, "resident"}};
+
+// Values a config key (dotted path) once took, no longer offered: the one line the config
+// reader and the command line give for them (exit 2), saying when and what to use instead.
+struct RetiredName {
+  const char* key;
+  const char* name;
+  const char* note;
+};
+inline constexpr RetiredName kRetiredNames[] = {
+    {"gpu.path", "fused-v1",
+     "\"fused-v1\" was retired on 2026-11-29 (fused v2 fits every net it fitted and takes one kernel per step, not "
+     "two: docs/GPU.md); use \"fused\" or \"auto\""}};
+inline std::string retired_name_note(std::string_view key, std::string_view value) {
+  for (const auto& r : kRetiredNames)
+    if (key == r.key && value == r.name) return r.note;
+  return "";
+}
 
 template <class E, size_t N>
 const char* name_of(const NamedValue<E> (&table)[N], E v) {

@@ -169,6 +169,12 @@ TEST_CASE("bad input matrix: wrong types at every level", "[bad_input]") {
                 {"timing_bool", R"({"timing": true})", "", {"/timing", "expected an object"}},
                 {"threads_float", R"({"cpu": {"threads": 1.5}})", "", {"/cpu/threads", "integer"}},
                 {"gpu_path_number", R"({"gpu": {"path": 1}})", "", {"/gpu/path", "string"}},
+                // retired values: one line naming the value, the date and what to use instead
+                {"gpu_path_retired", R"({"gpu": {"path": "fused-v1"}})", "",
+                 {"/gpu/path", "\"fused-v1\" was retired on 2026-11-29", "use \"fused\" or \"auto\""}},
+                {"gpu_path_retired_flag", "", "--gpu-path fused-v1",
+                 {"--gpu-path", "\"fused-v1\" was retired on 2026-11-29", "use \"fused\" or \"auto\""}},
+                {"gpu_path_retired_override", "", "gpu.path=fused-v1", {"/gpu/path", "was retired on 2026-11-29"}},
                 {"output_dir_number", R"({"output": {"dir": 5}})", "output.dir=6", {"/output/dir", "string"}},
             },
             root);

@@ -13,7 +13,7 @@ constexpr int kFusedMaxWidth = 64;   // one thread per sample loops over widths:
 constexpr int kFusedMaxLayers = 8;
 
 // Why `widths` (inputs ... outputs) exceeds the fused kernel's limits, or "" when it does not
-// (shared memory, which depends on the device, is checked by plan_fused).
+// (shared memory, which depends on the device, is checked by plan_fused_v2).
 inline std::string fused_shape_problem(const std::vector<int>& widths) {
   const int layers = int(widths.size()) - 1;
   if (layers < 1) return "malformed network";
@@ -26,7 +26,7 @@ inline std::string fused_shape_problem(const std::vector<int>& widths) {
   return "";
 }
 
-// What both fused plans refuse before sizing anything: a net whose activations do not match
+// What the fused v2 and resident plans refuse before sizing anything: a net whose activations do not match
 // its layers ("malformed network"), or one beyond the limits above. "" when neither.
 inline std::string fused_plan_problem(const std::vector<int>& widths, size_t activations) {
   if (widths.size() < 2 || activations != widths.size() - 1) return "malformed network";

@@ -35,8 +35,8 @@ namespace nntrain::cuda {
 
 constexpr int kV2Tile = 64;    // samples per block (threads: tile × threads per sample)
 // The smaller tiles, for nets whose 64-sample tile does not fit (deep nets of wide layers):
-// rows of 36 or 20 floats instead of 68, so every net the two-kernel fused-v1 fits (tiles
-// down to 32, rows of 33 floats, twice the rows) fits one of them. They run the bucket-64
+// rows of 36 or 20 floats instead of 68, so every net the two-kernel v1 fitted (tiles down
+// to 32, rows of 33 floats, twice the rows; retired on 2026-11-29) fits one of them. They run the bucket-64
 // kernel whatever the widths (its loops stop at each layer's width; such a net is smem-bound
 // to a block or two per SM anyway), so only two kernels are added to the module that every
 // simulator process loads. Per tile the sums have a fixed order (bit-identical reruns); a
@@ -116,7 +116,7 @@ size_t fused_v2_smem_limit(size_t optin);
 int prepare_fused_v2(const FusedV2Plan& plan);
 
 // One optimiser step in one kernel: the batch's gradient (written to grad too), the update
-// of w/m/v, and the loss bookkeeping of TrainState (as the v1 reduce kernel does).
+// of w/m/v, and the loss bookkeeping of TrainState (as launch_loss_finalize does on the cuBLAS path).
 void launch_fused_v2_step(const FusedV2Plan& plan, const float* x, const float* y, float* w, float* m, float* v,
                           float* grad, TrainState* state, StepDesc d, AdamHyper h, bool sgd, float* losses,
                           const FusedV2Scratch& scratch, cudaStream_t s);

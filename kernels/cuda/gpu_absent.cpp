@@ -14,7 +14,7 @@ GpuInfo query_gpu() {
 // The fused kernel's shape limits hold in every build, so a CPU-only build refuses the same
 // configs as a CUDA one (before it would refuse the device).
 std::string gpu_path_problem(const ModelSpec& spec, GpuPath gpu_path) {
-  if (gpu_path != GpuPath::fused && gpu_path != GpuPath::fused_v1) return "";
+  if (gpu_path != GpuPath::fused) return "";
   const std::string why = cuda::fused_shape_problem(spec.widths);
   return why.empty() ? "" : "this network does not fit the fused kernel: " + why;
 }

@@ -3,7 +3,7 @@
 // losses kept on the device and copied back once per chunk.
 //
 // Host C++ (not .cu): it implements core's Backend interface and calls the launchers of
-// mlp_kernels.hpp / fused_mlp.hpp / fused_v2.hpp and cuBLAS.
+// mlp_kernels.hpp / fused_v2.hpp / resident.hpp and cuBLAS.
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -15,7 +15,6 @@
 #include "backend.hpp"
 #include "cuda_raii.hpp"
 #include "errors.hpp"
-#include "fused_mlp.hpp"
 #include "fused_v2.hpp"
 #include "gpu_backend.hpp"
 #include "gpu_backend_util.hpp"
@@ -49,8 +48,6 @@ size_t shared_optin() {
   return size_t(optin);
 }
 
-FusedPlan plan_fused_for(const ModelSpec& spec) { return plan_fused(spec.widths, activations_of(spec), shared_optin()); }
-
 FusedV2Plan plan_fused_v2_for(const ModelSpec& spec) {
   int cc_major = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0));
@@ -82,7 +79,7 @@ class GpuBackend final : public Backend {
     start_ = std::make_unique<Event>();
     stop_ = std::make_unique<Event>();
     choose_path();
-    if (!fused_) {
+    if (!fused()) {
       cublas_ = std::make_unique<CublasHandle>();
       CUBLAS_CHECK(cublasSetStream(cublas_->get(), stream_->get()));
       CUBLAS_CHECK(cublasSetPointerMode(cublas_->get(), CUBLAS_POINTER_MODE_HOST));
@@ -99,7 +96,6 @@ class GpuBackend final : public Backend {
       path_why_ += resident_launch_note(res_plan_) + "; " + std::to_string(regs) + " registers per thread";
     }
     else if (v2_) path_why_ += "; " + std::to_string(prepare_fused_v2(v2_plan_)) + " registers per thread";
-    else if (fused_) prepare_fused_kernels(fused_plan_);
     setup_.module_seconds = seconds_since(t);
 
     t = Clock::now();
@@ -134,11 +130,11 @@ class GpuBackend final : public Backend {
   Device device() const override { return Device::gpu; }
   bool simulated() const override { return info_.simulated; }
   std::string name() const override {
-    return res_ ? "gpu-resident" : v2_ ? "gpu-fused" : fused_ ? "gpu-fused-v1" : "gpu-cublas";
+    return res_ ? "gpu-resident" : v2_ ? "gpu-fused" : "gpu-cublas";
   }
   std::string details() const override {
     std::string s = info_.name + " (cc " + std::to_string(info_.cc_major) + "." + std::to_string(info_.cc_minor) +
-                    "), fp32; path " + (res_ ? "resident" : v2_ ? "fused" : fused_ ? "fused-v1" : "cublas") + ": " + path_why_;
+                    "), fp32; path " + (res_ ? "resident" : v2_ ? "fused" : "cublas") + ": " + path_why_;
     s += res_ ? "; one launch per chunk of epochs"
          : uses_graphs() ? "; epochs replayed from CUDA graphs"
                                              : "; " + std::to_string(steps_per_epoch()) +
@@ -199,44 +195,39 @@ class GpuBackend final : public Backend {
 
   SetupReport setup() const override { return setup_; }
 
-  // For the [gpu] tests: which path was chosen.
-  bool fused() const { return fused_; }
+  // A fused path (v2 or resident): no cuBLAS handle, no gathered batch.
+  bool fused() const { return v2_ || res_; }
 
  private:
   int steps_per_epoch() const { return plan_.batches; }
   bool uses_graphs() const { return !res_ && steps_per_epoch() <= max_graph_steps_; }
 
-  // fused = v2 (one kernel per step), fused-v1 = the two-kernel v1; auto takes v2, else v1,
-  // else cuBLAS.
+  // fused = v2 (one kernel per step); auto takes v2 where it fits, else cuBLAS (the retired
+  // two-kernel v1 fitted no net v2 does not: test_gpu_fused_v2.cpp). A path's test-only knobs
+  // (NNTRAIN_RESIDENT_GRID_BLOCKS, NNTRAIN_FUSED_V2_SMEM_KIB, ...) are read only where that
+  // path is planned, so a bad value fails only the paths it would change.
   void choose_path() {
-    fused_plan_ = plan_fused_for(spec_);
-    v2_plan_ = plan_fused_v2_for(spec_);
-    res_plan_ = plan_resident(spec_.widths, activations_of(spec_), plan_.batch, shared_optin(),
-                              resident_grid_blocks_from_env());
     const GpuPath want = opt_.gpu_path;
+    if (want == GpuPath::cublas) {
+      path_why_ = "requested";
+      return;
+    }
+    if (want == GpuPath::resident || want == GpuPath::automatic)
+      res_plan_ = plan_resident(spec_.widths, activations_of(spec_), plan_.batch, shared_optin(),
+                                resident_grid_blocks_from_env());
     if (want == GpuPath::resident || (want == GpuPath::automatic && resident_preferred(res_plan_))) {
       if (!res_plan_.fits) throw UsageError("gpu.path resident: this problem does not fit: " + res_plan_.why);
-      fused_ = res_ = true;
+      res_ = true;
       path_why_ = (want == GpuPath::resident ? "requested; " : "auto, one block holds the batch; ") + res_plan_.why;
-    } else if (want == GpuPath::fused) {
-      if (!v2_plan_.fits) throw UsageError("gpu.path fused: this network does not fit the fused kernel: " + v2_plan_.why);
-      fused_ = v2_ = true;
-      path_why_ = "requested; " + v2_plan_.why;
-    } else if (want == GpuPath::fused_v1) {
-      if (!fused_plan_.fits)
-        throw UsageError("gpu.path fused-v1: this network does not fit the fused kernel: " + fused_plan_.why);
-      fused_ = true;
-      path_why_ = "requested; " + fused_plan_.why;
-    } else if (want == GpuPath::cublas) {
-      path_why_ = "requested";
-    } else if (v2_plan_.fits) {
-      fused_ = v2_ = true;
-      path_why_ = "auto, the net is small (" + v2_plan_.why + ")";
-    } else {
-      fused_ = fused_plan_.fits;
-      path_why_ = fused_ ? "auto, the net is small (v1: " + fused_plan_.why + "; v2: " + v2_plan_.why + ")"
-                         : "auto, too large for the fused kernel (" + fused_plan_.why + ")";
+      return;
     }
+    v2_plan_ = plan_fused_v2_for(spec_);
+    if (want == GpuPath::fused && !v2_plan_.fits)
+      throw UsageError("gpu.path fused: this network does not fit the fused kernel: " + v2_plan_.why);
+    v2_ = v2_plan_.fits;
+    path_why_ = want == GpuPath::fused ? "requested; " + v2_plan_.why
+                : v2_                  ? "auto, the net is small (" + v2_plan_.why + ")"
+                                       : "auto, too large for the fused kernel (" + v2_plan_.why + ")";
   }
 
   void allocate(const Dataset& data) {
@@ -251,7 +242,7 @@ class GpuBackend final : public Backend {
     g_ = DeviceBuffer<float>(P);
     state_ = DeviceBuffer<TrainState>(1);
     loss_dev_ = DeviceBuffer<float>(size_t(std::max(1, opt_.chunk_epochs)));
-    if (plan_.batches > 1 && !fused_) {
+    if (plan_.batches > 1 && !fused()) {
       xb_ = DeviceBuffer<float>(size_t(B) * spec_.widths.front());
       yb_ = DeviceBuffer<float>(size_t(B) * spec_.widths.back());
     }
@@ -269,10 +260,6 @@ class GpuBackend final : public Backend {
       loss_partial_ = DeviceBuffer<double>(size_t(res_plan_.groups));
     } else if (res_) {
       // one block: nothing per step, the block keeps everything else in shared memory
-    } else if (fused_) {
-      const int blocks = fused_blocks(B, fused_plan_.tile);
-      grad_partial_ = DeviceBuffer<float>(P * size_t(blocks));
-      loss_partial_ = DeviceBuffer<double>(size_t(blocks));
     } else {
       act_.resize(size_t(L) + 1);
       delta_.resize(size_t(L) + 1);
@@ -348,7 +335,6 @@ class GpuBackend final : public Backend {
     for (int e = 0; e < epochs; ++e)
       for (int b = 0; b < plan_.batches; ++b) {
         if (v2_) enqueue_fused_v2_step(step_desc(b));
-        else if (fused_) enqueue_fused_step(step_desc(b));
         else enqueue_cublas_step(step_desc(b));
       }
   }
@@ -361,7 +347,7 @@ class GpuBackend final : public Backend {
     const long steps = long(epochs) * steps_per_epoch();
     long kernels = count_kernel_nodes(g.graph());
     std::string how = "cuGraphGetNodes";
-    if (kernels < 0 && fused_) {
+    if (kernels < 0 && fused()) {
       kernels = launched;
       how = "launches during capture";
     }
@@ -377,16 +363,6 @@ class GpuBackend final : public Backend {
     ++fused_launches_;
     launch_fused_v2_step(v2_plan_, x_.get(), y_.get(), w_.get(), m_.get(), v_.get(), g_.get(), state_.get(), d,
                          hyper_, sgd_, loss_dev_.get(), sc, stream_->get());
-  }
-
-  void enqueue_fused_step(const StepDesc& d) {
-    cudaStream_t s = stream_->get();
-    ++fused_launches_;
-    launch_fused_forward_backward(fused_plan_, w_.get(), x_.get(), y_.get(), state_.get(), d, hyper_,
-                                  grad_partial_.get(), loss_partial_.get(), s);
-    ++fused_launches_;
-    launch_fused_reduce_update(fused_plan_, d.count, grad_partial_.get(), loss_partial_.get(), g_.get(), w_.get(),
-                               m_.get(), v_.get(), state_.get(), d, hyper_, sgd_, loss_dev_.get(), s);
   }
 
   // One step with cuBLAS. Activations are count × width row-major = cuBLAS's column-major
@@ -441,12 +417,10 @@ class GpuBackend final : public Backend {
   GpuInfo info_;
   int max_graph_steps_;  // epochs with more steps are launched without a graph
   SetupReport setup_;
-  bool fused_ = false;  // a fused path (v1 or v2)
-  bool v2_ = false;     // the one-kernel-per-step v2
-  bool res_ = false;    // the resident path: one block, one launch per chunk
+  bool v2_ = false;   // the one-kernel-per-step v2
+  bool res_ = false;  // the resident path: one launch per chunk
   std::string path_why_, graph_kernels_;
   long fused_launches_ = 0;  // kernel launch calls of the fused paths, ever
-  FusedPlan fused_plan_;
   FusedV2Plan v2_plan_;
   ResidentPlan res_plan_;
   AdamStep adam_ = adam_initial_step();  // the resident path: the last step's scalars staged
@@ -476,14 +450,13 @@ std::string gpu_path_problem(const ModelSpec& spec, GpuPath gpu_path) {
     const ResidentPlan p = plan_resident(spec.widths, activations_of(spec), 1, size_t(1) << 30);
     return p.fits ? "" : "this network does not fit the resident kernel: " + p.why;
   }
-  if (gpu_path != GpuPath::fused && gpu_path != GpuPath::fused_v1) return "";
+  if (gpu_path != GpuPath::fused) return "";
   // The shape limits need no device; shared memory does, so it is checked only with one.
   if (const std::string why = fused_shape_problem(spec.widths); !why.empty())
     return "this network does not fit the fused kernel: " + why;
   if (!query_gpu().available) return "";
-  const std::string why = gpu_path == GpuPath::fused ? plan_fused_v2_for(spec).why : plan_fused_for(spec).why;
-  const bool fits = gpu_path == GpuPath::fused ? plan_fused_v2_for(spec).fits : plan_fused_for(spec).fits;
-  return fits ? "" : "this network does not fit the fused kernel: " + why;
+  const FusedV2Plan p = plan_fused_v2_for(spec);
+  return p.fits ? "" : "this network does not fit the fused kernel: " + p.why;
 }
 
 std::unique_ptr<Backend> make_gpu_backend(const Dataset& data, const BackendOptions& opt) {

@@ -6,7 +6,7 @@
 // loss accumulator, the loss slot of a replayed graph — then gives a curve other than a fresh
 // backend's.
 //
-// Every GPU path: fused v2, fused-v1, the resident path's exact 2-20-5-1 relu kernel and its
+// Every GPU path: fused v2, the resident path's exact 2-20-5-1 relu kernel and its
 // generic kernel (another width, tanh) under GPGPU-Sim too; cuBLAS on a real GPU only
 // ([cublas]: closed library code the simulator cannot run). Each through run_training with
 // two warm-up epochs, two repeats and chunks of unequal size (3 and 1 epochs), on shuffled
@@ -99,13 +99,6 @@ const std::vector<int> kRef = {2, 20, 5, 1};
 TEST_CASE("GPU run_training on fused v2: warm-up, repeats and shuffled ragged batches give a fresh backend's curve",
           "[gpu][backends_run][fused]") {
   check_runs_on(GpuPath::fused, kRef, Activation::relu, "gpu-fused", "path fused: ");
-}
-
-TEST_CASE("GPU run_training on fused-v1: warm-up, repeats and shuffled ragged batches give a fresh backend's curve",
-          "[gpu][backends_run][fused]") {
-  // Adam alone (its step and the shuffle's epoch): v1's two kernels a step cost the simulator
-  // twice v2's time, and SGD keeps no state Adam does not.
-  check_runs_on(GpuPath::fused_v1, kRef, Activation::relu, "gpu-fused-v1", "path fused-v1: ", {"adam"});
 }
 
 TEST_CASE("GPU run_training on the resident exact kernel: warm-up, repeats and shuffled ragged batches give a fresh "

@@ -3,7 +3,8 @@
 // register bucket (8, 16, 32, 64: run-time widths) and the exact 2-20-5-1 instantiation,
 // full batch and shuffled mini-batches, the two-level ticket (more than kV2Group blocks),
 // determinism, one kernel launch per step, and the 32- and 16-sample tiles (their plans for
-// the nets only fused-v1 fitted; their kernels on small nets under a lowered limit).
+// the nets only the retired two-kernel v1 fitted; their kernels on small nets under a lowered
+// limit).
 //
 // No cuBLAS anywhere (the fused path creates no handle), so these run under GPGPU-Sim.
 // Sizes are small on purpose (the simulator takes ~0.1–0.5 s per epoch of a few hundred
@@ -20,7 +21,6 @@
 
 #include "cuda_check.hpp"
 #include "errors.hpp"
-#include "fused_mlp.hpp"
 #include "fused_v2.hpp"
 #include "gpu_training_util.hpp"
 
@@ -97,9 +97,22 @@ std::vector<Activation> tanh_acts(const std::vector<int>& widths) {
   return acts;
 }
 
-// docs/journal/2026-11-29-cuda-structure.md's table: the 2-w×h-1 nets only fused-v1 fitted
-// (v2's 64-sample tile does not), per opt-in limit. Each now fits v2's 32 tile (2-32×4-1 at
-// 48 KiB: the 16 tile); v1 (plan_fused, its own arithmetic) fits them too.
+// The retired two-kernel v1's fit rule, frozen as of 181a868 (plan_fused in the deleted
+// kernels/cuda/fused_mlp.cu): the shared shape limits, then weights (padded to 4 floats), the
+// activation and delta rows of its smallest tile (32 samples, rows of 33 floats) and a
+// double per sample in the device's shared memory. Kept so that the property below still
+// guarantees that no net lost the fused path when v1 was retired (2026-11-29).
+bool retired_v1_fits(const std::vector<int>& widths, size_t smem_optin) {
+  if (!cuda::fused_plan_problem(widths, widths.size() - 1).empty()) return false;
+  size_t params = 0, rows = 0;
+  for (size_t l = 0; l < widths.size(); ++l) rows += size_t(widths[l]);
+  for (size_t l = 0; l + 1 < widths.size(); ++l) params += size_t(widths[l] + 1) * size_t(widths[l + 1]);
+  return 4 * (((params + 3) & ~size_t(3)) + 2 * rows * 33) + 8 * 32 <= smem_optin;
+}
+
+// docs/journal/2026-11-29-cuda-structure.md's table: the 2-w×h-1 nets only v1 fitted (v2's
+// 64-sample tile does not), per opt-in limit. Each now fits v2's 32 tile (2-32×4-1 at
+// 48 KiB: the 16 tile); v1's frozen rule (its own arithmetic) fits them too.
 void check_small_tile_plans() {
   struct Row {
     int kib, w, h_lo, h_hi;
@@ -116,7 +129,7 @@ void check_small_tile_plans() {
       CHECK(p.fits);
       CHECK(p.tile == (r.kib == 48 && r.w == 32 && h == 4 ? 16 : 32));
       CHECK_THAT(p.why, Catch::Contains("tile of " + std::to_string(p.tile) + " samples"));
-      CHECK(cuda::plan_fused(widths, tanh_acts(widths), limit).fits);
+      CHECK(retired_v1_fits(widths, limit));
     }
   // 2-64×5-1 by hand: padded weights 2→64 (rows of 4), 4 × 64→64, 64→1 (bias padded to 4);
   // 2+5·64+1 activation rows, a row of ones, 5·64+1 delta rows, each 32 + 4 floats; a header
@@ -142,7 +155,7 @@ void check_small_tile_plans() {
       std::vector<int> widths(size_t(next(2, 9)));
       for (int& w : widths) w = next(1, 64);
       const auto acts = tanh_acts(widths);
-      if (!cuda::plan_fused(widths, acts, size_t(kib) * 1024).fits) continue;
+      if (!retired_v1_fits(widths, size_t(kib) * 1024)) continue;
       ++v1_fits;
       INFO(kib << " KiB, net " << i);
       CHECK(cuda::plan_fused_v2(widths, acts, size_t(kib) * 1024).fits);
@@ -244,13 +257,16 @@ TEST_CASE("fused v2: more than one group of blocks (two-level ticket)", "[gpu][f
 // One SGD step with lr = 1 moves each weight by its gradient (up to the rounding of w - g):
 // the gradient recovered from the GPU against the reference's, computed in double.
 TEST_CASE("fused v2: one SGD step recovers the gradient of the double reference", "[gpu][fused]") {
-  // 1 to 257 samples, 2 to 5 layers, the exact shape (relu) and buckets 8, 32 and 64.
+  // 1 to 257 samples, 1 to 5 layers, the exact shape (relu) and buckets 8, 32 and 64.
   check_sgd_step_gradient(GpuPath::fused, {2, 20, 5, 1}, Activation::relu, 65);
   check_sgd_step_gradient(GpuPath::fused, {2, 20, 5, 1}, Activation::tanh, 1);
   check_sgd_step_gradient(GpuPath::fused, {4, 6, 3}, Activation::tanh, 257);
   check_sgd_step_gradient(GpuPath::fused, {3, 17, 2}, Activation::tanh, 129);
   check_sgd_step_gradient(GpuPath::fused, {2, 33, 16, 1}, Activation::tanh, 140);
   check_sgd_step_gradient(GpuPath::fused, {5, 12, 12, 12, 12, 2}, Activation::tanh, 64);
+  // the smallest net and a 5-layer one of mixed widths (the retired v1's kernel test had them)
+  check_sgd_step_gradient(GpuPath::fused, {1, 1}, Activation::identity, 1);
+  check_sgd_step_gradient(GpuPath::fused, {4, 33, 64, 17, 9, 3}, Activation::leaky_relu, 129);
 }
 
 // An environment variable set for the life of the object (the backend reads NNTRAIN_FUSED_V2_THREADS
@@ -332,19 +348,13 @@ TEST_CASE("fused v2: programmatic dependent launch gives the plain launches' bit
   compare(gpu_random_data(5000, 3, 2, 9), b, 100);
 }
 
-TEST_CASE("fused-v1 stays selectable and fused is v2", "[gpu][fused]") {
+TEST_CASE("fused and auto are v2", "[gpu][fused]") {
   const Dataset d = gpu_random_data(130, 2, 1, 5);
-  auto v1 = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused-v1"));
-  CHECK(v1->name() == "gpu-fused-v1");
   auto v2 = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused"));
   CHECK(v2->name() == "gpu-fused");
   auto au = make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "auto"));
   CHECK(au->name() == "gpu-fused");
-  CHECK_THAT(au->details(), Catch::Contains("one kernel per step"));
-  // v1 vs v2 on the same start: the same losses to rounding over 5 epochs.
-  const Params init = init_params(v1->params().spec, Init::glorot_uniform, 2);
-  check_curves_close(train_losses(*v2, init, 5), train_losses(*v1, init, 5), 1e-4);
-  CHECK_THAT(v1->details(), Catch::Contains("; 2 kernels per step"));
+  CHECK_THAT(au->details(), Catch::Contains("auto") && Catch::Contains("one kernel per step"));
 }
 
 // --- the smaller tiles (32 and 16 samples) on the device ---
@@ -406,5 +416,21 @@ TEST_CASE("fused v2: the 32- and 16-sample tiles follow the CPU reference (Adam,
     const SmemEnv env("12x");
     CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(40, 2, 1, 1), options({2, 12, 6, 1}, Activation::tanh, "fused")),
                     UsageError);
+  }
+}
+
+// A test-only knob is read where the path it changes is planned: a bad value fails that path
+// (UsageError: exit 2 from the CLI) and no other.
+TEST_CASE("fused v2 and resident: a bad test knob of one path does not fail the other", "[gpu][fused][resident]") {
+  const Dataset d = gpu_random_data(40, 2, 1, 1);
+  {
+    const ScopedEnv env("NNTRAIN_RESIDENT_GRID_BLOCKS", "abc");
+    CHECK(make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused"))->name() == "gpu-fused");
+    CHECK_THROWS_AS(make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "resident")), UsageError);
+  }
+  {
+    const SmemEnv env("12x");
+    CHECK(make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "resident"))->name() == "gpu-resident");
+    CHECK_THROWS_AS(make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused")), UsageError);
   }
 }

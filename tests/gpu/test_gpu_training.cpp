@@ -1,18 +1,13 @@
-// test_gpu_training.cpp — the fused GPU path (v2 unless a case says fused-v1) end to end
-// against the CPU reference backend and the double reference gradient: losses epoch by
-// epoch, mini-batches with shuffle, determinism, chunking, graphs against direct launches,
-// v1's tiles of 64/32 samples and its stage-2 reductions over many blocks, path choice,
-// set-up reporting and the trainer's whole sequence. None of these touches cuBLAS, so all
+// test_gpu_training.cpp — the fused GPU path (v2) end to end against the CPU reference
+// backend and the double reference gradient: losses epoch by epoch, mini-batches with
+// shuffle, determinism, chunking, graphs against direct launches, path choice, set-up
+// reporting and the trainer's whole sequence. None of these touches cuBLAS, so all
 // of them also run on GPGPU-Sim (scripts/gpusim-check.sh), which is why the data is small
 // and the epochs few: the simulator runs ~1-3 million instructions per second. The cuBLAS
 // path's cases, on the reference experiment, are in test_gpu_cublas.cpp ([cublas]).
 #include <catch2/catch.hpp>
 
-#include <cuda_runtime.h>
-
-#include "cuda_check.hpp"
 #include "errors.hpp"
-#include "fused_mlp.hpp"
 #include "gpu_training_util.hpp"
 #include "trainer.hpp"
 
@@ -21,29 +16,11 @@ using namespace nntrain::test;
 
 namespace {
 
-// 12 × 12 = 144 samples: two blocks of 128, the second one short. The simulator costs about
+// 12 × 12 = 144 samples: three blocks of 64, the third one short. The simulator costs about
 // a million instructions per step here (~0.3 s); every case below keeps to a few dozen steps.
 const Dataset& small_peaks() { return peaks_data(12); }
 
 BackendOptions fused_options() { return peaks_options(GpuPath::fused); }
-
-// The first net of {2, 64, …, 64, 1} (1 to 7 hidden layers of 64) whose fused plan on this
-// device uses tiles of `tile` samples. Shared memory decides the tile, and it differs between
-// devices (64 KiB on the simulator's SM75, 227 KiB on an H100), so the net is chosen per
-// device; every device of compute capability ≥ 7.5 has one for 64 and one for 32.
-std::vector<int> net_with_tile(int tile) {
-  int optin = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  for (int hidden = 1; hidden <= 7; ++hidden) {
-    std::vector<int> widths{2};
-    widths.insert(widths.end(), size_t(hidden), 64);
-    widths.push_back(1);
-    const std::vector<Activation> acts(widths.size() - 1, Activation::tanh);
-    if (cuda::plan_fused(widths, acts, size_t(optin)).tile == tile) return widths;
-  }
-  FAIL("no {2, 64, ..., 1} net gets tiles of " << tile << " with " << optin << " bytes of shared memory");
-  return {};
-}
 
 }  // namespace
 
@@ -136,35 +113,6 @@ TEST_CASE("fused path: one SGD step recovers the gradient of the double referenc
   check_sgd_step_gradient(GpuPath::fused, {2, 20, 5, 1}, Activation::tanh, 1);
   check_sgd_step_gradient(GpuPath::fused, {3, 17, 2}, Activation::tanh, 129);
   check_sgd_step_gradient(GpuPath::fused, {2, 33, 64, 1}, Activation::tanh, 100);
-}
-
-// v1's tiles (fused-v1): v2 has one tile size.
-TEST_CASE("fused-v1 path: tiles of 64 and 32 samples (wider nets) match the references", "[gpu][e2e][fused]") {
-  for (int tile : {64, 32}) {
-    const std::vector<int> widths = net_with_tile(tile);
-    INFO("tile " << tile << ", " << widths.size() - 2 << " hidden layers of 64");
-    auto o = peaks_options(GpuPath::fused_v1);
-    o.spec.widths = widths;
-    o.spec.hidden = Activation::tanh;
-    o.optimizer.lr = 0.01;
-    const Dataset d = gpu_random_data(tile + tile / 2 + 3, 2, 1, 50 + uint64_t(tile));  // 2 blocks, one short
-    check_sgd_step_gradient(GpuPath::fused_v1, widths, Activation::tanh, d.n);
-    const Params init = init_params(o.spec, Init::glorot_uniform, 1);
-    auto gpu = make_gpu_backend(d, o);
-    CHECK_THAT(gpu->details(), Catch::Contains("tile of " + std::to_string(tile) + " samples"));
-    auto cpu = make_cpu_reference_backend(d, o);
-    check_curves_close(train_losses(*gpu, init, 2), train_losses(*cpu, init, 2), 1e-4);
-  }
-}
-
-// v1's stage-2 kernel (fused-v1); v2's two-level tail is in test_gpu_fused_v2.cpp.
-TEST_CASE("fused-v1 path: stage 2 sums the partials of many blocks", "[gpu][e2e][fused]") {
-  // 8,300 samples in tiles of 128: 65 blocks, so each lane of a parameter's warp sums two or
-  // three blocks before the shuffle tree, and the loss warp likewise.
-  check_sgd_step_gradient(GpuPath::fused_v1, {2, 3, 1}, Activation::relu, 8300);
-  auto o = peaks_options(GpuPath::fused_v1);
-  o.spec.widths = {2, 3, 1};
-  check_gpu_follows_cpu(gpu_random_data(8300, 2, 1, 61), o, 2, 1e-4);
 }
 
 TEST_CASE("fused path: set-up reports context, handle, module and transfer times apart", "[gpu][timing][fused]") {
