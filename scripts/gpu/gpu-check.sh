@@ -132,7 +132,6 @@ curve() {  # curve LABEL EPOCHS ARGS...
   else row "  first $n losses within 1e-4" "NO: $d"; FAILED=1; fi
 }
 curve fused 20 --gpu-path fused
-curve fused_v1 20 --gpu-path fused-v1
 curve cublas 20 --gpu-path cublas
 curve fused_minibatch 2 --gpu-path fused --batch-size 1000
 curve cublas_minibatch 2 --gpu-path cublas --batch-size 1000
@@ -155,7 +154,6 @@ run_ref() {  # run_ref LABEL ARGS...
 run_ref gpu_fused --device gpu --gpu-path fused
 run_ref gpu_fused_again --device gpu --gpu-path fused
 NNTRAIN_GPU_PDL=0 run_ref gpu_fused_nopdl --device gpu --gpu-path fused
-run_ref gpu_fused_v1 --device gpu --gpu-path fused-v1
 NNTRAIN_FUSED_V2_THREADS=2 run_ref gpu_fused_t2 --device gpu --gpu-path fused
 run_ref gpu_cublas --device gpu --gpu-path cublas
 run_ref gpu_resident_grid --device gpu --gpu-path resident
@@ -193,8 +191,6 @@ san synccheck fused --gpu-path fused --epochs 3
 san racecheck fused_bucket --gpu-path fused --epochs 3 'model.layers=[2,32,24,1]' model.activation=tanh
 san racecheck fused_minibatch --gpu-path fused --epochs 2 --batch-size 333
 san memcheck fused_minibatch --gpu-path fused --epochs 2 --batch-size 333
-san racecheck fused_v1 --gpu-path fused-v1 --epochs 3
-san memcheck fused_v1 --gpu-path fused-v1 --epochs 5
 san memcheck cublas --gpu-path cublas --epochs 5
 san memcheck resident --gpu-path resident --epochs 10
 san racecheck resident --gpu-path resident --epochs 3
@@ -237,7 +233,7 @@ def run(label, device):
         return None
 rows = [("cpu", "cpu", "cpu"), ("gpu fused (v2)", "gpu_fused", "gpu"), ("gpu fused again", "gpu_fused_again", "gpu"),
         ("gpu fused, no PDL", "gpu_fused_nopdl", "gpu"),
-        ("gpu fused-v1", "gpu_fused_v1", "gpu"), ("gpu fused, 2 thr/smp", "gpu_fused_t2", "gpu"),
+        ("gpu fused, 2 thr/smp", "gpu_fused_t2", "gpu"),
         ("gpu cublas", "gpu_cublas", "gpu"), ("both: cpu", "both", "cpu"), ("both: gpu", "both", "gpu"),
         ("gpu mini-batch 1000", "gpu_minibatch", "gpu"), ("gpu fused, chunk 1", "gpu_chunk1", "gpu"),
         ("gpu fused, chunk all", "gpu_chunk_all", "gpu"), ("wide net gpu", "wide", "gpu")]

@@ -8,7 +8,7 @@
 #      GPU paths alternating twice (the model to check: docs/GPU.md, "The resident path");
 #      and the resident path's cooperative grid (forced at every size) against v2 from 2,500
 #      to 1,000,000 samples (docs/GPU.md, "The resident grid": never timed on a GPU); and
-#      fused-v1 against v2's small tiles and cuBLAS on the nets v1 alone took before (0d);
+#      v2's 32-sample tile against cuBLAS on the deep nets whose 64 tile does not fit (0d);
 #   1. GPU time per epoch against the data size (fused path; bench, 3 repeats per point),
 #      with and without programmatic dependent launch, twice each, alternating: the
 #      per-epoch fixed cost (launch gap, last-block tail, one block's chain) and the cost
@@ -109,13 +109,15 @@ for round in 1 2; do
   done
 done
 
-# 0d. Before fused-v1 is retired: on the nets it alone took until v2 got its 32- and 16-sample
-#     tiles (docs/journal/2026-11-29-v2-tile32.md), v1 against v2's small tile and cuBLAS.
+# 0d. The deep nets whose 64-sample tile does not fit an H200 (2-64x5-1, 2-64x7-1: v2 takes its
+#     32 tile; the two-kernel v1 that took them before was retired on 2026-11-29, its
+#     simulated cycles in docs/journal/2026-11-29-retire-v1.md): v2 against cuBLAS, which
+#     answers whether `auto` should send such nets to cuBLAS.
 for net in '[2,64,64,64,64,64,1]' '[2,64,64,64,64,64,64,64,1]'; do
-  for path in fused-v1 fused cublas; do
-    step "gpu: $path on $net, 400-40,000 samples" "v1_${path}_$(echo "$net" | tr -cd , | wc -c).log" 40 "$NN" \
+  for path in fused cublas; do
+    step "gpu: $path on $net, 400-40,000 samples" "deep_${path}_$(echo "$net" | tr -cd , | wc -c).log" 40 "$NN" \
       bench --config configs/peaks.json --device gpu --gpu-path "$path" --reps 3 --sweep data.grid=20,63,200 \
-      --export-json "$W/v1_${path}_$(echo "$net" | tr -cd , | wc -c).json" "model.layers=$net" train.epochs=200
+      --export-json "$W/deep_${path}_$(echo "$net" | tr -cd , | wc -c).json" "model.layers=$net" train.epochs=200
   done
 done
 

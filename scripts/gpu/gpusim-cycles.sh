@@ -4,7 +4,7 @@
 # kernel versions on one config of a Turing-class GPU (SM75, RTX 2060 config), never a time
 # for a real GPU; the host's load does not change it.
 #
-#   scripts/gpu/gpusim-cycles.sh fused|fused-v1|resident [key.path=value ...]
+#   scripts/gpu/gpusim-cycles.sh fused|resident [key.path=value ...]
 #   scripts/gpu/gpusim-cycles.sh resident-per-epoch [key.path=value ...]
 #
 # resident runs every epoch of a train() call in one launch: its cycles per epoch are the
@@ -23,7 +23,7 @@ PREFIX=${NNTRAIN_GPGPUSIM_PREFIX:-$HOME/.cache/nntrain/gpgpusim}
 BUILD=${BUILD_DIR:-$ROOT/build-sim}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 if [ $# -lt 1 ] || [ ! -x "$BUILD/nntrain" ] || [ ! -f "$PREFIX/env.sh" ]; then
-  echo "usage: $0 fused|fused-v1|resident [key.path=value ...]  (needs $BUILD/nntrain and $PREFIX/env.sh)" >&2
+  echo "usage: $0 fused|resident|resident-per-epoch [key.path=value ...]  (needs $BUILD/nntrain and $PREFIX/env.sh)" >&2
   exit 2
 fi
 path=$1
