@@ -225,7 +225,7 @@ struct ExScalars {
 constexpr int kExRing = 32;
 
 // Stage "load": zero the padded weights, the row of ones; the owners' w, m, v; the item's rows.
-__device__ ExThread exact_prologue(float* sw, float* rows, const ResidentNet& n, const float* __restrict__ x,
+__device__ inline ExThread exact_prologue(float* sw, float* rows, const ResidentNet& n, const float* __restrict__ x,
                                    const float* __restrict__ y, const float* w, const float* m, const float* v,
                                    int sgd, bool reload) {
   ExThread t;
@@ -388,8 +388,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-
-bool exact_shape(const std::vector<int>& widths, const std::vector<Activation>& acts) {
+inline bool exact_shape(const std::vector<int>& widths, const std::vector<Activation>& acts) {
   return widths == std::vector<int>{2, 20, 5, 1} &&
          acts == std::vector<Activation>{Activation::relu, Activation::relu, Activation::identity};
 }
@@ -399,7 +398,7 @@ constexpr int kExMaxThreads = 512;  // ≤ 480 samples, one per thread, and the 
 // The exact kernel's plan for a batch of ≤ kExMaxThreads samples: two slices per gradient item
 // from 32 samples on (their chains half as long), the fewest passes whose rows fit `smem_optin`.
 // Every order depends on the batch alone (the passes change no sum's order).
-bool plan_exact(ResidentPlan& p, int batch, size_t smem_optin) {
+inline bool plan_exact(ResidentPlan& p, int batch, size_t smem_optin) {
   ResidentNet& n = p.net;
   n.batch = batch;
   n.batch4 = (batch + 3) & ~3;
@@ -419,7 +418,7 @@ bool plan_exact(ResidentPlan& p, int batch, size_t smem_optin) {
   return false;
 }
 
-std::string exact_why(const ResidentPlan& p) {
+inline std::string exact_why(const ResidentPlan& p) {
   const ResidentNet& n = p.net;
   return "one launch per chunk of epochs, one block of " + std::to_string(p.threads) +
          " threads, exact shape 2-20-5-1 (1 sample per thread, " + std::to_string(n.slices[0]) +
@@ -429,7 +428,7 @@ std::string exact_why(const ResidentPlan& p) {
 }
 
 // The per-launch scalars, as the generic kernel computes them per step.
-ExScalars exact_scalars(const ResidentNet& n, const ResidentChunk& c) {
+inline ExScalars exact_scalars(const ResidentNet& n, const ResidentChunk& c) {
   ExScalars s;
   s.two_full = 2.0f / float(n.batch);
   s.two_last = 2.0f / float(c.last_count);

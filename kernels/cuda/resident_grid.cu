@@ -1,76 +1,20 @@
-// resident_grid.cu — the resident trainer's cooperative grid (see resident_grid.hpp).
-//
-// gpart is laid out [param][group] (not [group][param]): an exchange lane reads consecutive
-// groups of one parameter, so a warp's 32 loads are one coalesced row; the writers' scattered
-// stores do not wait. Every read of what another block wrote in this launch is __ldcg (L2):
-// grid.sync() orders it, and no stale L1 line can be read even where a fence would not drop it.
-#include <cooperative_groups.h>
-
+// resident_grid.cu — the resident trainer's cooperative grid (see resident_grid.hpp): the
+// generic group stage, the plan, prepare and launch; the exchange is resident_grid_exchange.cuh's,
+// the exact-shape group stage resident_grid_exact.cuh's.
 #include <algorithm>
 #include <string>
 
 #include "cuda_check.hpp"
 #include "resident_grid.hpp"
+#include "resident_grid_exact.cuh"
+#include "resident_grid_exchange.cuh"
 #include "resident_stages.cuh"
-
-namespace cg = cooperative_groups;
 
 namespace nntrain::cuda {
 
 namespace {
 
 constexpr int kGridMinThreads = 64;
-
-// The launch's arrays and the step's shape.
-struct GridArgs {
-  const float* x;
-  const float* y;
-  float* w;  // read at the start; the owners publish each step's new weights here
-  float* m;
-  float* v;
-  TrainState* state;
-  const AdamStep* table;
-  float* losses;
-  float* gpart;   // [param][group]: the groups' gradients
-  double* gloss;  // [group]: the groups' losses
-  int batch;      // samples of a full step
-  int groups;     // groups of a full step (gpart's row length)
-};
-
-// The parameters an exchange lane owns, for the whole launch: slot r holds the warp's
-// parameter r × 32 + lane, k = warp + (r × 32 + lane) × warps.
-struct Owner {
-  float w[kResMaxOwn], m[kResMaxOwn], v[kResMaxOwn], g[kResMaxOwn];
-  int warp, warps, lane;
-};
-
-__device__ __forceinline__ int owner_param(const Owner& o, int r) { return o.warp + (r * 32 + o.lane) * o.warps; }
-
-// A fixed xor tree: every lane ends with the same bits (a + b == b + a in IEEE arithmetic).
-__device__ __forceinline__ float warp_sum_float(float x) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) x = __fadd_rn(x, __shfl_xor_sync(kFull, x, off));
-  return x;
-}
-
-__device__ __forceinline__ int step_count(const ResidentChunk& c, const GridArgs& a, int b) {
-  return b == c.batches - 1 ? c.last_count : a.batch;
-}
-
-// Group g of step b: its columns' place in the step and its live count; the loss scalars are
-// the whole step's (as the CPU reference's).
-__device__ __forceinline__ Step group_step(const ResidentNet& n, const ResidentChunk& c, const GridArgs& a,
-                                           unsigned long long epoch, int b, int g) {
-  const int count = step_count(c, a, b);
-  Step st;
-  st.offset = b * a.batch + g * n.batch;
-  st.count = min(n.batch, count - g * n.batch);
-  st.key = c.shuffle ? make_shuffle_key(c.n, c.seed, epoch) : ShuffleKey{};
-  const int n_out = n.widths[n.layers];
-  st.two_over_count = 2.0f / (float(count) * float(n_out));
-  st.inv_terms = 1.0 / (double(count) * double(n_out));
-  return st;
-}
 
 // Stages load, forward, backward and reduce over group g (the one-block kernel's train_step
 // without the optimizer): the group's gradient to gpart's column g, its loss to gloss[g].
@@ -99,59 +43,6 @@ __device__ __forceinline__ void group_gradient(const Block& B, const ResidentNet
     if (k >= n.params) break;
     a.gpart[size_t(k) * a.groups + g] = own.g[r];
   }
-}
-
-// Stage "exchange": each owned parameter's gradient summed over the step's groups (lane j
-// sums groups j, j + 32, ... in order, then the xor tree: an order fixed by the group count),
-// then the optimizer; the owner lane publishes the new weight.
-__device__ __forceinline__ void exchange(Owner& o, const GridArgs& a, int params, int groups, const AdamHyper& h,
-                         const AdamStep& as, int sgd) {
-#pragma unroll
-  for (int r = 0; r < kResMaxOwn; ++r) {
-    for (int j = 0; j < 32; ++j) {
-      const int k = o.warp + (r * 32 + j) * o.warps;
-      if (k >= params) break;  // the same for the whole warp
-      const float* row = a.gpart + size_t(k) * a.groups;
-      float s = 0.0f;
-      for (int q = o.lane; q < groups; q += 32) s = __fadd_rn(s, __ldcg(row + q));
-      s = warp_sum_float(s);
-      if (o.lane == j) o.g[r] = s;
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < kResMaxOwn; ++r) {
-    const int k = owner_param(o, r);
-    if (k >= params) break;
-    if (sgd) sgd_update(o.w[r], o.g[r], float(h.lr));
-    else adam_update(o.w[r], o.m[r], o.v[r], o.g[r], h, as);
-    a.w[k] = o.w[r];
-  }
-}
-
-// The step's loss (one warp, all lanes): the groups' losses in the exchange's order.
-__device__ __forceinline__ double step_loss(const GridArgs& a, int lane, int groups) {
-  double s = 0;
-  for (int q = lane; q < groups; q += 32) s += __ldcg(a.gloss + q);
-  return warp_sum_double(s);
-}
-
-__device__ __forceinline__ Owner load_owner(const GridArgs& a, int params, int sgd) {
-  Owner o;
-  o.lane = threadIdx.x & 31;
-  o.warps = int(gridDim.x) * int(blockDim.x / 32);
-  o.warp = int(blockIdx.x) * int(blockDim.x / 32) + int(threadIdx.x >> 5);
-#pragma unroll
-  for (int r = 0; r < kResMaxOwn; ++r) {
-    const int k = owner_param(o, r);
-    o.w[r] = o.m[r] = o.v[r] = o.g[r] = 0.0f;
-    if (k >= params) continue;
-    o.w[r] = a.w[k];
-    if (!sgd) {
-      o.m[r] = a.m[k];
-      o.v[r] = a.v[k];
-    }
-  }
-  return o;
 }
 
 // One optimiser step of the whole grid: the block's groups, the exchange, the new weights in
@@ -214,15 +105,16 @@ __global__ void __launch_bounds__(resident_max_threads(K), 1)
   }
 }
 
-template <int K>
-int prepare_grid_k(ResidentPlan& p) {
-  const int regs = prepare_kernel(resident_grid_kernel<K>, p.smem_bytes);
+// The grid's module and shared-memory limit; its block count from the occupancy.
+template <class Kernel>
+int prepare_grid(ResidentPlan& p, Kernel kernel) {
+  const int regs = prepare_kernel(kernel, p.smem_bytes);
   int dev = 0, sms = 0, coop = 0, per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
   if (!coop) throw CudaError("the resident grid needs cooperative launches, which this device does not support");
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, resident_grid_kernel<K>, p.threads, p.smem_bytes));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, p.threads, p.smem_bytes));
   p.max_blocks = per_sm * sms;
   if (p.max_blocks < 1) throw CudaError("the resident grid kernel: no block of it fits on an SM");
   p.blocks = std::min(p.groups, p.max_blocks);
@@ -230,12 +122,26 @@ int prepare_grid_k(ResidentPlan& p) {
   return regs;
 }
 
-template <int K>
-void launch_grid_k(const ResidentPlan& p, GridArgs a, ResidentChunk c, AdamHyper h, int sgd, cudaStream_t s) {
+template <class Kernel>
+void launch_grid(const ResidentPlan& p, Kernel kernel, GridArgs a, ResidentChunk c, AdamHyper h, int sgd,
+                 cudaStream_t s) {
   ResidentNet n = p.net;
   void* args[] = {&a, &c, &h, &sgd, &n};
-  CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(resident_grid_kernel<K>), dim3(p.blocks),
-                                         dim3(p.threads), args, p.smem_bytes, s));
+  CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(p.blocks), dim3(p.threads), args,
+                                         p.smem_bytes, s));
+}
+
+// The plan's fields every grid shares, and its `why` from `what` (the group stage's shape).
+void finish_grid_plan(ResidentPlan& p, int batch, int force_blocks, const std::string& what) {
+  const int group = p.net.batch, last = batch - (p.groups - 1) * group;
+  p.grid = true;
+  p.batch = batch;
+  p.force_blocks = force_blocks;
+  p.fits = true;
+  p.why = "cooperative grid, " + std::to_string(p.groups) + " groups of " + std::to_string(group) + " samples" +
+          (last != group ? " (the last " + std::to_string(last) + ")" : "") + ", blocks of " +
+          std::to_string(p.threads) + " threads, " + what + ", " + std::to_string((p.smem_bytes + 1023) / 1024) +
+          " KiB of shared memory per block";
 }
 
 }  // namespace
@@ -243,6 +149,17 @@ void launch_grid_k(const ResidentPlan& p, GridArgs a, ResidentChunk c, AdamHyper
 void plan_resident_grid(ResidentPlan& p, const std::vector<int>& widths, const std::vector<Activation>& acts,
                         int batch, size_t smem_optin, int force_blocks) {
   p = ResidentPlan{};
+  if (exact_shape(widths, acts)) {
+    lay_out(p.net, widths, acts, std::min(kGxGroup, batch), kGxMaxThreads);  // the flat offsets
+    if (plan_grid_exact(p, batch, smem_optin)) {
+      const int S = p.net.slices[0];
+      finish_grid_plan(p, batch, force_blocks,
+                       "exact shape 2-20-5-1 group stage (1 sample per thread, " + std::to_string(S) +
+                           (S == 1 ? " slice" : " slices") + " per gradient item)");
+      return;
+    }
+    p = ResidentPlan{};  // rows that do not fit: the generic stages
+  }
   p.bucket = resident_bucket(widths);
   const int max_threads = resident_max_threads(p.bucket);
   const int params = flat_params(widths);
@@ -256,32 +173,25 @@ void plan_resident_grid(ResidentPlan& p, const std::vector<int>& widths, const s
   p.per_thread = 1;
   const int group = std::min(p.threads, batch);
   lay_out(p.net, widths, acts, group, p.threads);
-  p.grid = true;
-  p.batch = batch;
   p.groups = (batch + group - 1) / group;
-  p.force_blocks = force_blocks;
   const ResidentNet& n = p.net;
   p.smem_bytes = sizeof(ResHeader) + 4 * (size_t(n.sparams) + size_t(n.rows) * n.stride + size_t(n.scratch));
-  const std::string kib = std::to_string((p.smem_bytes + 1023) / 1024) + " KiB";
   if (p.smem_bytes > smem_optin) {
     p.why = std::to_string(n.rows) + " rows of a group of " + std::to_string(group) + " samples and the weights need " +
-            kib + " of shared memory; the device allows " + std::to_string(smem_optin / 1024) + " KiB per block";
+            std::to_string((p.smem_bytes + 1023) / 1024) + " KiB of shared memory; the device allows " +
+            std::to_string(smem_optin / 1024) + " KiB per block";
     return;
   }
-  const int last = batch - (p.groups - 1) * group;
-  p.fits = true;
-  p.why = "cooperative grid, " + std::to_string(p.groups) + " groups of " + std::to_string(group) + " samples" +
-          (last != group ? " (the last " + std::to_string(last) + ")" : "") + ", blocks of " +
-          std::to_string(p.threads) + " threads, register bucket " + std::to_string(p.bucket) + ", " + kib +
-          " of shared memory per block";
+  finish_grid_plan(p, batch, force_blocks, "register bucket " + std::to_string(p.bucket));
 }
 
 int prepare_resident_grid(ResidentPlan& plan) {
+  if (plan.exact) return prepare_grid(plan, resident_grid_exact_kernel);
   switch (plan.bucket) {
-    case 8: return prepare_grid_k<8>(plan);
-    case 16: return prepare_grid_k<16>(plan);
-    case 32: return prepare_grid_k<32>(plan);
-    case 64: return prepare_grid_k<64>(plan);
+    case 8: return prepare_grid(plan, resident_grid_kernel<8>);
+    case 16: return prepare_grid(plan, resident_grid_kernel<16>);
+    case 32: return prepare_grid(plan, resident_grid_kernel<32>);
+    case 64: return prepare_grid(plan, resident_grid_kernel<64>);
     default: throw CudaError("prepare_resident_grid: no bucket (the plan does not fit)");
   }
 }
@@ -292,11 +202,12 @@ void launch_resident_grid(const ResidentPlan& plan, const float* x, const float*
   if (plan.blocks < 1) throw CudaError("launch_resident_grid: prepare_resident has not sized the grid");
   const GridArgs a{x, y, w, m, v, state, table, losses, gpart, gloss, plan.batch, plan.groups};
   const int sg = sgd ? 1 : 0;
+  if (plan.exact) return launch_grid(plan, resident_grid_exact_kernel, a, c, h, sg, s);
   switch (plan.bucket) {
-    case 8: return launch_grid_k<8>(plan, a, c, h, sg, s);
-    case 16: return launch_grid_k<16>(plan, a, c, h, sg, s);
-    case 32: return launch_grid_k<32>(plan, a, c, h, sg, s);
-    default: return launch_grid_k<64>(plan, a, c, h, sg, s);
+    case 8: return launch_grid(plan, resident_grid_kernel<8>, a, c, h, sg, s);
+    case 16: return launch_grid(plan, resident_grid_kernel<16>, a, c, h, sg, s);
+    case 32: return launch_grid(plan, resident_grid_kernel<32>, a, c, h, sg, s);
+    default: return launch_grid(plan, resident_grid_kernel<64>, a, c, h, sg, s);
   }
 }
 

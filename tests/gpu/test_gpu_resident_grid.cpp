@@ -109,11 +109,12 @@ TEST_CASE("resident grid plan: groups fixed by the net and the batch, the knob, 
   CHECK(g600b.groups == 10);
   CHECK_FALSE(plan_resident({2, 6, 1}, t2, 600, 48 * 1024).grid);
   // Past one block's 4,096 samples the grid is taken by itself, and says why
-  const auto big = plan_resident({2, 20, 5, 1}, {Activation::relu, Activation::relu, Activation::identity}, 40000,
+  const auto big = plan_resident({2, 20, 5, 4}, {Activation::relu, Activation::relu, Activation::identity}, 40000,
                                  227 * 1024);
   REQUIRE(big.fits);
   CHECK(big.grid);
-  CHECK(big.threads == 64);  // 171 parameters: 43 threads' sums, at least 64
+  CHECK_FALSE(big.exact);
+  CHECK(big.threads == 64);  // 189 parameters: 48 threads' sums, at least 64
   CHECK(big.groups == 625);
   CHECK_THAT(big.why, Catch::Contains("one block does not fit (batches of 40000 samples"));
   // A batch smaller than a group: one group of the batch
@@ -132,8 +133,8 @@ TEST_CASE("resident grid: full batch follows the CPU reference at 1, 2, 8 and 64
 TEST_CASE("resident grid: full batch SGD and a deeper relu net, the same bits at every block count",
           "[gpu][resident]") {
   check_grid(gpu_random_data(300, 2, 1, 42), resident_options({2, 6, 1}, Activation::tanh, "sgd"), {5, 2}, 5);
-  // 2-20-5-1 relu: one block would take the exact kernel; the grid runs the generic stages
-  check_grid(gpu_random_data(200, 2, 1, 43), resident_options({2, 20, 5, 1}, Activation::relu, "adam"), {4, 1}, 4);
+  // 2-20-5-1 tanh (relu would take the exact group stage: the cases below): the generic stages
+  check_grid(gpu_random_data(200, 2, 1, 43), resident_options({2, 20, 5, 1}, Activation::tanh, "adam"), {4, 1}, 4);
 }
 
 TEST_CASE("resident grid: shuffled mini-batches (ragged last batch and group) follow the CPU reference",
@@ -208,5 +209,72 @@ TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gp
     CHECK_THAT(r.details, Catch::Contains(std::to_string(blocks) + " blocks ("));
     CHECK(same_bits(r.losses, one.losses));
     CHECK(same_bits(r.params, one.params));
+  }
+}
+
+// --- the exact-shape group stage (kernels/cuda/resident_grid_exact.cuh): 2-20-5-1 relu ---------
+
+namespace {
+const std::vector<Activation> kRelu2 = {Activation::relu, Activation::relu, Activation::identity};
+}  // namespace
+
+TEST_CASE("resident grid (exact shape): groups of 256 whatever the knob, the generic stages where rows do not fit",
+          "[gpu][resident]") {
+  using cuda::plan_resident;
+  const auto g600 = plan_resident({2, 20, 5, 1}, kRelu2, 600, 227 * 1024, 2);
+  REQUIRE(g600.fits);
+  CHECK(g600.grid);
+  CHECK(g600.exact);
+  CHECK(g600.net.batch == 256);
+  CHECK(g600.groups == 3);  // 2 × 256 + 88
+  CHECK(g600.threads == 352);  // 2 slices × 172 gradient items
+  CHECK_THAT(g600.why, Catch::Contains("3 groups of 256 samples (the last 88)"));
+  CHECK_THAT(g600.why, Catch::Contains("exact shape 2-20-5-1 group stage"));
+  CHECK(plan_resident({2, 20, 5, 1}, kRelu2, 600, 227 * 1024, 64).groups == 3);
+  // Without the knob 2,000 samples take it where one block's rows do not fit (the simulator's 64 KiB)
+  const auto g2000 = plan_resident({2, 20, 5, 1}, kRelu2, 2000, 64 * 1024);
+  CHECK(g2000.exact);
+  CHECK(g2000.groups == 8);
+  // A batch under a group: one group of the batch; rows over the limit: the generic stages
+  CHECK(plan_resident({2, 20, 5, 1}, kRelu2, 100, 64 * 1024, 3).net.batch == 100);
+  const auto small_smem = plan_resident({2, 20, 5, 1}, kRelu2, 600, 48 * 1024, 2);
+  REQUIRE(small_smem.fits);
+  CHECK_FALSE(small_smem.exact);
+  CHECK(small_smem.groups == 10);  // the generic groups of 64
+}
+
+TEST_CASE("resident grid (exact shape): full batch follows the CPU reference at 3, 1 and 2 blocks with the same bits",
+          "[gpu][resident]") {
+  // 600 samples: groups of 256, 256 and 88 (ragged); 2 blocks take two groups in block 0
+  const Dataset d = gpu_random_data(600, 2, 1, 51);
+  const auto o = resident_options({2, 20, 5, 1}, Activation::relu, "adam");
+  check_grid(d, o, {3, 1, 2}, 3);
+  CHECK_THAT(run_grid(d, o, init_params(o.spec, Init::glorot_uniform, 7), 1, 3).details,
+             Catch::Contains("exact shape 2-20-5-1 group stage"));
+}
+
+TEST_CASE("resident grid (exact shape): shuffled mini-batches and chunks follow the CPU reference", "[gpu][resident]") {
+  for (const char* opt : {"adam", "sgd"}) {
+    auto o = resident_options({2, 20, 5, 1}, Activation::relu, opt);
+    o.batch_size = 300;  // 350 samples: batches of 300 (groups of 256 and 44) and 50 (one group)
+    o.shuffle = true;
+    o.seed = 9;
+    // SGD at one block count and 8 epochs (simulator time; its bits across counts: Adam's)
+    const bool adam = std::string(opt) == "adam";
+    check_grid(gpu_random_data(350, 2, 1, 52), o, adam ? std::vector<int>{2, 1} : std::vector<int>{2}, 2, adam ? 20 : 8);
+  }
+  auto o = resident_options({2, 20, 5, 1}, Activation::relu, "adam");
+  o.batch_size = 300;
+  o.shuffle = true;
+  GridBlocks knob(2);
+  check_chunks_replay(gpu_random_data(350, 2, 1, 53), o, {2, 1});
+}
+
+TEST_CASE("resident grid (exact shape): one SGD step's gradient against the double reference", "[gpu][resident]") {
+  // Two ragged groups (256 + 143) at 2 blocks and at 1 (both groups in one block, rows reused)
+  for (int blocks : {2, 1}) {
+    INFO(blocks << " blocks");
+    GridBlocks knob(blocks);
+    check_sgd_step_gradient(GpuPath::resident, {2, 20, 5, 1}, Activation::relu, 399);
   }
 }
