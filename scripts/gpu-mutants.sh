@@ -105,15 +105,15 @@ gmutant rex-sync-missing kernels/cuda/resident_exact.cuh 'resident: one SGD step
   "resident exact kernel: no barrier between the second slice's sums and the owners reading them"
 
 # The cooperative grid (kernels/cuda/resident_grid.cu): NNTRAIN_RESIDENT_GRID_BLOCKS forces it.
-gmutant grid-exchange-order kernels/cuda/resident_grid.cu 'resident grid: the exchange sums*' \
+gmutant grid-exchange-order kernels/cuda/resident_grid_exchange.cuh 'resident grid: the exchange sums*' \
   'for (int q = o.lane; q < groups; q += 32) s = __fadd_rn(s, __ldcg(row + q));' \
   'for (int q = groups - 1 - o.lane; q >= 0; q -= 32) s = __fadd_rn(s, __ldcg(row + q));' \
   'resident grid: the exchange sums every group once but in another order (the same at every block count)'
-gmutant grid-ragged-group kernels/cuda/resident_grid.cu 'resident grid: full batch follows*' \
+gmutant grid-ragged-group kernels/cuda/resident_grid_exchange.cuh 'resident grid: full batch follows*' \
   'st.count = min(n.batch, count - g * n.batch);' \
   'st.count = n.batch;' \
   "resident grid: the last (ragged) group's padding columns count as samples"
-gmutant grid-owner-range kernels/cuda/resident_grid.cu 'resident grid: the exchange sums*' \
+gmutant grid-owner-range kernels/cuda/resident_grid_exchange.cuh 'resident grid: the exchange sums*' \
   'if (k >= params) break;  // the same for the whole warp' \
   'if (k >= params - 1) break;  // the same for the whole warp' \
   "resident grid: the exchange leaves out each warp's parameter past params - 1 (an owner's range off by one)"
@@ -122,6 +122,15 @@ gmutant grid-sync-missing kernels/cuda/resident_grid.cu 'resident grid: the exch
   cg::this_grid().sync();' \
   '    group_gradient<K>(B, n, c, group_step(n, c, a, epoch, b, g), reload, a, own, g);' \
   "resident grid: no grid barrier between the groups' gradients and the exchange that reads them"
+# The grid's exact-shape group stage (kernels/cuda/resident_grid_exact.cuh, 2-20-5-1 relu).
+gmutant gx-slice-skipped kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
+  'for (int j = 1; j < n.slices[0]; ++j) sum = __fadd_rn(sum, part[(j - 1) * kExItems + t.k]);' \
+  'for (int j = 1; j < n.slices[0] - 1; ++j) sum = __fadd_rn(sum, part[(j - 1) * kExItems + t.k]);' \
+  "resident grid, exact stage: a group's gradient items leave out their second slice of samples"
+gmutant gx-ragged-group kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
+  'const bool live = t.tid < st.count;' \
+  'const bool live = t.tid < n.batch;' \
+  "resident grid, exact stage: the last (ragged) group's padding columns count as samples"
 
 # --- the fused path (kernels/cuda/fused_v2.cu) ------------------------------------------
 gmutant v2-ticket-reset kernels/cuda/fused_v2.cu 'fused v2: one SGD step*,fused v2: shuffled mini-batches*' \
