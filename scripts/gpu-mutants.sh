@@ -67,7 +67,7 @@ gmutant res-shuffle-row kernels/cuda/resident_stages.cuh 'resident: shuffled min
   'const uint32_t pos = uint32_t(st.offset + s);' \
   'const uint32_t pos = uint32_t(s);' \
   "resident: every mini-batch reads the first batch's shuffled rows"
-gmutant res-sync-missing kernels/cuda/resident.cu 'resident: one SGD step*' \
+gmutant res-sync-missing kernels/cuda/resident_stages.cuh 'resident: one SGD step*' \
   '    grad_partials(B, n, l);
     __syncthreads();' \
   '    grad_partials(B, n, l);' \

@@ -22,23 +22,8 @@ __device__ __forceinline__ double train_step(const Block& B, const ResidentNet& 
                                              const Step& st, bool reload, const float* __restrict__ x,
                                              const float* __restrict__ y, Owned& own, const AdamHyper& h,
                                              const AdamStep& a, int sgd) {
-  double loss = 0;
-  for (int s = B.tid; s < n.batch; s += B.nt) {
-    if (reload) load_sample(B, n, c, st, x, s);
-    loss += forward_sample<K>(B, n, c, st, y, s);
-  }
-  publish_loss(B, loss);
-  __syncthreads();
-  const double batch_loss = B.tid == 0 ? block_loss(B) : 0.0;
-  for (int l = n.layers - 1; l >= 0; --l) {
-    grad_partials(B, n, l);
-    __syncthreads();
-    owner_sums(B, n, l, own);
-    if (l > 0)
-      for (int s = B.tid; s < n.batch; s += B.nt) delta_sample<K>(B, n, l, s);
-    else optimize(B, n, own, h, a, sgd);
-    __syncthreads();
-  }
+  const double batch_loss = forward_block<K>(B, n, c, st, reload, x, y);
+  backward_block<K>(B, n, own, [&] { optimize(B, n, own, h, a, sgd); });
   return batch_loss;
 }
 

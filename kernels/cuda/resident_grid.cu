@@ -21,22 +21,9 @@ constexpr int kGridMinThreads = 64;
 template <int K>
 __device__ __forceinline__ void group_gradient(const Block& B, const ResidentNet& n, const ResidentChunk& c, const Step& st,
                                bool reload, const GridArgs& a, Owned& own, int g) {
-  double loss = 0;
-  for (int s = B.tid; s < n.batch; s += B.nt) {
-    if (reload) load_sample(B, n, c, st, a.x, s);
-    loss += forward_sample<K>(B, n, c, st, a.y, s);
-  }
-  publish_loss(B, loss);
-  __syncthreads();
-  if (B.tid == 0) a.gloss[g] = block_loss(B);
-  for (int l = n.layers - 1; l >= 0; --l) {
-    grad_partials(B, n, l);
-    __syncthreads();
-    owner_sums(B, n, l, own);
-    if (l > 0)
-      for (int s = B.tid; s < n.batch; s += B.nt) delta_sample<K>(B, n, l, s);
-    __syncthreads();
-  }
+  const double loss = forward_block<K>(B, n, c, st, reload, a.x, a.y);
+  if (B.tid == 0) a.gloss[g] = loss;
+  backward_block<K>(B, n, own, [] {});
 #pragma unroll
   for (int r = 0; r < kResMaxOwn; ++r) {
     const int k = B.tid + r * B.nt;

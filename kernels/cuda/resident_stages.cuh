@@ -277,6 +277,38 @@ __device__ __forceinline__ double block_loss(const Block& B) {
   return ls;
 }
 
+// Stages "load" + "forward" over the block's samples (one-block batch or grid group) and the
+// block's loss; returns it on thread 0 (0 elsewhere).
+template <int K>
+__device__ __forceinline__ double forward_block(const Block& B, const ResidentNet& n, const ResidentChunk& c,
+                                                const Step& st, bool reload, const float* __restrict__ x,
+                                                const float* __restrict__ y) {
+  double loss = 0;
+  for (int s = B.tid; s < n.batch; s += B.nt) {
+    if (reload) load_sample(B, n, c, st, x, s);
+    loss += forward_sample<K>(B, n, c, st, y, s);
+  }
+  publish_loss(B, loss);
+  __syncthreads();
+  return B.tid == 0 ? block_loss(B) : 0.0;
+}
+
+// Stages "backward" + "reduce" from the top layer down: each owner's gradient in own.g; at
+// the input layer `at_input()` runs between the owners' sums and the last barrier (the one
+// block's optimizer; nothing for a grid group).
+template <int K, class AtInput>
+__device__ __forceinline__ void backward_block(const Block& B, const ResidentNet& n, Owned& own, AtInput at_input) {
+  for (int l = n.layers - 1; l >= 0; --l) {
+    grad_partials(B, n, l);
+    __syncthreads();
+    owner_sums(B, n, l, own);
+    if (l > 0)
+      for (int s = B.tid; s < n.batch; s += B.nt) delta_sample<K>(B, n, l, s);
+    else at_input();
+    __syncthreads();
+  }
+}
+
 template <class Kernel>
 inline int prepare_kernel(Kernel kernel, size_t smem) {
   cudaFuncAttributes attr;
