@@ -20,8 +20,10 @@
 namespace nntrain::cuda {
 namespace {
 
-// Samples per group. 256 against 128 at 2,000 samples, SIMULATION: docs/journal/2026-11-29-grid-exact.md.
-constexpr int kGxGroup = 256;
+// Samples per group: 128 (SIMULATION at 2,000 samples: 8,720 cycles per epoch against 10,789
+// for groups of 256; docs/journal/2026-11-29-grid-exact.md). More groups give more blocks
+// work; each group costs the same two barriers and an exchange column.
+constexpr int kGxGroup = 128;
 constexpr int kGxMaxThreads = 384;  // 2 slices × 172 items, rounded up: 168 registers per thread
 
 // Stage "load" of the launch: the padded weights and the row of ones; the block's group's

@@ -218,50 +218,51 @@ namespace {
 const std::vector<Activation> kRelu2 = {Activation::relu, Activation::relu, Activation::identity};
 }  // namespace
 
-TEST_CASE("resident grid (exact shape): groups of 256 whatever the knob, the generic stages where rows do not fit",
+TEST_CASE("resident grid (exact shape): groups of 128 whatever the knob, the generic stages where rows do not fit",
           "[gpu][resident]") {
   using cuda::plan_resident;
   const auto g600 = plan_resident({2, 20, 5, 1}, kRelu2, 600, 227 * 1024, 2);
   REQUIRE(g600.fits);
   CHECK(g600.grid);
   CHECK(g600.exact);
-  CHECK(g600.net.batch == 256);
-  CHECK(g600.groups == 3);  // 2 × 256 + 88
+  CHECK(g600.net.batch == 128);
+  CHECK(g600.groups == 5);  // 4 × 128 + 88
   CHECK(g600.threads == 352);  // 2 slices × 172 gradient items
-  CHECK_THAT(g600.why, Catch::Contains("3 groups of 256 samples (the last 88)"));
+  CHECK_THAT(g600.why, Catch::Contains("5 groups of 128 samples (the last 88)"));
   CHECK_THAT(g600.why, Catch::Contains("exact shape 2-20-5-1 group stage"));
-  CHECK(plan_resident({2, 20, 5, 1}, kRelu2, 600, 227 * 1024, 64).groups == 3);
+  CHECK(plan_resident({2, 20, 5, 1}, kRelu2, 600, 227 * 1024, 64).groups == 5);
   // Without the knob 2,000 samples take it where one block's rows do not fit (the simulator's 64 KiB)
   const auto g2000 = plan_resident({2, 20, 5, 1}, kRelu2, 2000, 64 * 1024);
   CHECK(g2000.exact);
-  CHECK(g2000.groups == 8);
+  CHECK(g2000.groups == 16);
   // A batch under a group: one group of the batch; rows over the limit: the generic stages
   CHECK(plan_resident({2, 20, 5, 1}, kRelu2, 100, 64 * 1024, 3).net.batch == 100);
-  const auto small_smem = plan_resident({2, 20, 5, 1}, kRelu2, 600, 48 * 1024, 2);
+  const auto small_smem = plan_resident({2, 20, 5, 1}, kRelu2, 600, 16 * 1024, 2);
   REQUIRE(small_smem.fits);
   CHECK_FALSE(small_smem.exact);
   CHECK(small_smem.groups == 10);  // the generic groups of 64
 }
 
-TEST_CASE("resident grid (exact shape): full batch follows the CPU reference at 3, 1 and 2 blocks with the same bits",
+TEST_CASE("resident grid (exact shape): full batch follows the CPU reference at 5, 1 and 2 blocks with the same bits",
           "[gpu][resident]") {
-  // 600 samples: groups of 256, 256 and 88 (ragged); 2 blocks take two groups in block 0
+  // 600 samples: 4 groups of 128 and one of 88; at 5 blocks each keeps its group's inputs in
+  // registers, at 1 and 2 they reload them (block 0 of 2 takes groups 0, 2 and 4)
   const Dataset d = gpu_random_data(600, 2, 1, 51);
   const auto o = resident_options({2, 20, 5, 1}, Activation::relu, "adam");
-  check_grid(d, o, {3, 1, 2}, 3);
-  CHECK_THAT(run_grid(d, o, init_params(o.spec, Init::glorot_uniform, 7), 1, 3).details,
+  check_grid(d, o, {5, 1, 2}, 5);
+  CHECK_THAT(run_grid(d, o, init_params(o.spec, Init::glorot_uniform, 7), 1, 5).details,
              Catch::Contains("exact shape 2-20-5-1 group stage"));
 }
 
 TEST_CASE("resident grid (exact shape): shuffled mini-batches and chunks follow the CPU reference", "[gpu][resident]") {
   for (const char* opt : {"adam", "sgd"}) {
     auto o = resident_options({2, 20, 5, 1}, Activation::relu, opt);
-    o.batch_size = 300;  // 350 samples: batches of 300 (groups of 256 and 44) and 50 (one group)
+    o.batch_size = 300;  // 350 samples: batches of 300 (groups of 128, 128 and 44) and 50 (one group)
     o.shuffle = true;
     o.seed = 9;
     // SGD at one block count and 8 epochs (simulator time; its bits across counts: Adam's)
     const bool adam = std::string(opt) == "adam";
-    check_grid(gpu_random_data(350, 2, 1, 52), o, adam ? std::vector<int>{2, 1} : std::vector<int>{2}, 2, adam ? 20 : 8);
+    check_grid(gpu_random_data(350, 2, 1, 52), o, adam ? std::vector<int>{2, 1} : std::vector<int>{2}, 3, adam ? 20 : 8);
   }
   auto o = resident_options({2, 20, 5, 1}, Activation::relu, "adam");
   o.batch_size = 300;
@@ -271,8 +272,8 @@ TEST_CASE("resident grid (exact shape): shuffled mini-batches and chunks follow 
 }
 
 TEST_CASE("resident grid (exact shape): one SGD step's gradient against the double reference", "[gpu][resident]") {
-  // Two ragged groups (256 + 143) at 2 blocks and at 1 (both groups in one block, rows reused)
-  for (int blocks : {2, 1}) {
+  // 399 samples: 3 groups of 128 and one of 15, at 4 blocks (one group each) and at 1 (rows reused)
+  for (int blocks : {4, 1}) {
     INFO(blocks << " blocks");
     GridBlocks knob(blocks);
     check_sgd_step_gradient(GpuPath::resident, {2, 20, 5, 1}, Activation::relu, 399);
