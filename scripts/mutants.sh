@@ -231,6 +231,20 @@ mutant exp-reduction-half core/nnmath.hpp '[activation]' \
   'sub(sub(u, mul(k, cst<V>(0.693359375f))), mul(k, cst<V>(-2.12194440e-4f)));' \
   'sub(u, mul(k, cst<V>(0.693359375f)));' \
   'exp (tanh, sigmoid): the second part of ln 2 left out of the range reduction'
+mutant fused-curved-first-raw kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
+  'vstore(f.H + size_t(k) * f.T + c + j * LANES, act_vec(ACT0, h[j]));' \
+  'vstore(f.H + size_t(k) * f.T + c + j * LANES, h[j]);' \
+  'fast kernels: the fused forward leaves a tanh/sigmoid first layer raw'
+mutant fused-curved-second-linear kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
+  'ff_third<OUT, X, ACT0, ACT0, C>(third, tail, f);' \
+  'ff_third<OUT, X, ACT0, 0, C>(third, tail, f);' \
+  'fast kernels: the fused forward drops a tanh/sigmoid second layer (and its derivative in the tail)'
+mutant fused-tail-tanh-deriv kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
+  '      p = p * deriv_vec(ACT1, a);
+    vstore(D + size_t(q) * T + c, p);' \
+  '      p = p * deriv_vec(ACT1 == 2 ? 3 : ACT1, a);
+    vstore(D + size_t(q) * T + c, p);' \
+  'fast kernels (AVX2, generic): the forward tail takes sigmoid'"'"'s derivative for tanh'
 
 # --- state that must be reset when a backend is loaded again (issue 46, class 1) -----------
 mutant load-keeps-epoch-reference core/cpu_reference.cpp '[backends_run]' \

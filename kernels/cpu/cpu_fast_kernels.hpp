@@ -104,12 +104,13 @@ struct Kernels {
   bool fma;         // whether the hardware fuses multiply-adds (every set computes them fused)
 
   // Z[o][s] = act(b[o] + sum_i W[o*in+i] A[i][s]) for s < T. A rows are lda apart, Z rows T.
-  // i runs in order 0..in-1 (a chain of multiply-adds per lane). tanh and sigmoid (nnmath.hpp's,
-  // lane-wise) are applied only to the `valid` real samples; padding lanes keep the raw sum
-  // (finite, and their deltas are zero).
+  // i runs in order 0..in-1 (a chain of multiply-adds per lane). Every activation (tanh and
+  // sigmoid: nnmath.hpp's, lane-wise) is applied in registers to all T samples; the padding's
+  // values are finite and reach no result (their deltas are zero). `valid` is unused.
   void (*forward)(const float* W, const float* b, int in, int out, const float* A, size_t lda, float* Z, int T,
                   int act, int valid);
-  // Applies act in place to rows × T values (for the BLAS path's outputs), as forward.
+  // Applies act in place to rows × T values (for the BLAS path's outputs), as forward
+  // (tanh and sigmoid to the `valid` samples only: a pass of its own, the padding left raw).
   void (*activate)(float* Z, int rows, int T, int act, int valid);
   // Output layer: D[o][s] = two_over_count (Z - Y) act'(Z) for s < count, 0 for the padding;
   // loss[s % kAccLanes] += (Z - Y)^2 over s < count (Y rows ldy apart).
@@ -152,7 +153,7 @@ struct Kernels {
   // for the second (K inputs H, out outputs Z, act1) and, if W2 is given, out2 == 1, act2 is
   // the identity and act1 is applied in registers, for a third (out inputs Z, one output
   // row Z2), the same results as forward calls; with nx <= 2, act0 identity/relu/leaky_relu
-  // and out <= 8 one pass that uses each H row as soon as it is computed. Returns the
+  // (or tanh/sigmoid with act1 the same) and out <= 8 one pass that uses each H row as soon as it is computed. Returns the
   // number of layers done: 0 (nothing: not this shape), 2 or 3; with FirstForward::D given,
   // 3 means the tail was done too.
   int (*forward_first)(const FirstForward& a);
