@@ -84,7 +84,7 @@ TEST_CASE("fast backend: the same bits on every instruction set and thread count
   const std::vector<std::string> isas = fast_cpu_isas();
   INFO("instruction sets this CPU offers: " << isas.size());
   for (const auto& widths : nets) {
-    for (Activation act : {Activation::relu, Activation::tanh}) {
+    for (Activation act : {Activation::relu, Activation::tanh, Activation::sigmoid}) {  // (tanh/sigmoid fused too)
       for (int batch : {0, 700}) {
         ModelSpec spec;
         spec.widths = widths;

@@ -55,7 +55,7 @@ TEST_CASE("fast kernels: the fused forward's tail gives the bits of output_delta
     const size_t lanes = size_t(fast::kAccLanes);  // floats per accumulator
     for (int nx : {1, 2}) {
       for (int out : {1, 5, 8}) {
-        for (int act : {1, 4, 0}) {  // relu, leaky_relu, identity (the fused activations)
+        for (int act : {1, 4, 0, 2, 3}) {  // relu, leaky_relu, identity, tanh, sigmoid (the fused activations)
           for (int count : {T, 201, 200, 5}) {
             for (bool fresh : {true, false}) {
               for (int cols : {1, 2}) {
