@@ -130,7 +130,7 @@ TEST_CASE("resident grid: full batch follows the CPU reference at 1, 2, 8 and 64
   check_grid(d, resident_options({2, 6, 1}, Activation::tanh, "adam"), {8, 1, 2, 64}, 10);
 }
 
-TEST_CASE("resident grid: full batch SGD and a deeper relu net, the same bits at every block count",
+TEST_CASE("resident grid: full batch SGD and a deeper tanh net, the same bits at every block count",
           "[gpu][resident]") {
   check_grid(gpu_random_data(300, 2, 1, 42), resident_options({2, 6, 1}, Activation::tanh, "sgd"), {5, 2}, 5);
   // 2-20-5-1 tanh (relu would take the exact group stage: the cases below): the generic stages
