@@ -133,19 +133,25 @@ ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Act
     }
     p = ResidentPlan{};  // rows that do not fit even in passes: the generic kernel says why
   }
-  if (grid_blocks <= 0 && plan_one_block(p, widths, acts, batch, smem_optin)) {
+  // Past the exact kernel's batch, the exact shape takes the grid's exact group stage before
+  // the generic one-block kernel (SIMULATION: 8,720 cycles per epoch at 2,000 samples on the
+  // grid against the generic block's 25,452 at 400; docs/journal/2026-11-29-grid-exact.md).
+  ResidentPlan g;
+  plan_resident_grid(g, widths, acts, batch, smem_optin, grid_blocks);
+  const bool exact_grid = g.fits && g.exact;
+  if (grid_blocks <= 0 && !exact_grid && plan_one_block(p, widths, acts, batch, smem_optin)) {
     p.fits = true;
     return p;
   }
   // One block does not hold the batch (or the test knob asks for the grid): the cooperative grid.
-  ResidentPlan g;
-  plan_resident_grid(g, widths, acts, batch, smem_optin, grid_blocks);
   if (!g.fits) {
     p.why = grid_blocks > 0 ? g.why : p.why + "; nor does the cooperative grid: " + g.why;
     return p;
   }
   g.why = (grid_blocks > 0 ? "forced by NNTRAIN_RESIDENT_GRID_BLOCKS=" + std::to_string(grid_blocks) + " (test-only); "
-                           : "one block does not fit (" + p.why + "); ") + g.why;
+            : exact_grid   ? "past the exact one-block kernel's " + std::to_string(kExMaxThreads - 32) + " samples; "
+                           : "one block does not fit (" + p.why + "); ") +
+          g.why;
   return g;
 }
 

@@ -109,11 +109,21 @@ TEST_CASE("resident plan: the exact 2-20-5-1 relu kernel, its slices, passes and
   const auto big400 = plan_resident(kRef, r3, 400, 227 * 1024);
   CHECK(big400.net.passes == 1);
   CHECK(big400.net.slice_len[0] == p400.net.slice_len[0]);  // the sums' order: the batch's alone
-  // 480 samples is the most (512 threads, 128 registers each); past it the generic kernel
+  // 480 samples is the most (512 threads, 128 registers each); past it the grid's exact group
+  // stage, not the generic one-block kernel (whose rows would still fit 227 KiB)
   CHECK(plan_resident(kRef, r3, 480, 227 * 1024).exact);
+  CHECK_FALSE(plan_resident(kRef, r3, 480, 227 * 1024).grid);
   const auto p481 = plan_resident(kRef, r3, 481, 227 * 1024);
   REQUIRE(p481.fits);
-  CHECK_FALSE(p481.exact);
+  CHECK(p481.grid);
+  CHECK(p481.exact);
+  CHECK(p481.groups == 4);  // 3 x 128 + 97
+  CHECK(p481.why.find("exact shape 2-20-5-1 group stage") != std::string::npos);
+  // another net at the same batch keeps the generic one-block kernel where its rows fit
+  const auto leaky = plan_resident(kRef, {Activation::leaky_relu, Activation::relu, Activation::identity}, 481,
+                                   227 * 1024);
+  REQUIRE(leaky.fits);
+  CHECK_FALSE(leaky.grid);
   CHECK_FALSE(plan_resident({2, 20, 5, 1}, {Activation::tanh, Activation::relu, Activation::identity}, 100,
                             227 * 1024)
                   .exact);
