@@ -231,7 +231,7 @@ mutant exp-reduction-half core/nnmath.hpp '[activation]' \
   'sub(sub(u, mul(k, cst<V>(0.693359375f))), mul(k, cst<V>(-2.12194440e-4f)));' \
   'sub(u, mul(k, cst<V>(0.693359375f)));' \
   'exp (tanh, sigmoid): the second part of ln 2 left out of the range reduction'
-mutant fused-curved-first-raw kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
+mutant fused-curved-first-raw kernels/cpu/cpu_fast_kernels_fused.inc '[sizes]' \
   'vstore(f.H + size_t(k) * f.T + c + j * LANES, act_vec(ACT0, h[j]));' \
   'vstore(f.H + size_t(k) * f.T + c + j * LANES, h[j]);' \
   'fast kernels: the fused forward leaves a tanh/sigmoid first layer raw'
