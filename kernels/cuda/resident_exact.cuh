@@ -224,10 +224,9 @@ struct ExScalars {
 // holds them in registers through the step, and no one waits on the global load.
 constexpr int kExRing = 32;
 
-// Stage "load": zero the padded weights, the row of ones; the owners' w, m, v; the item's rows.
-__device__ inline ExThread exact_prologue(float* sw, float* rows, const ResidentNet& n, const float* __restrict__ x,
-                                   const float* __restrict__ y, const float* w, const float* m, const float* v,
-                                   int sgd, bool reload) {
+// The thread's gradient item (slice g, item k) and its rows and columns; the padded weights
+// zeroed and the row of ones written (the caller's barrier follows). Shared with the grid.
+__device__ __forceinline__ ExThread exact_items(float* sw, float* rows, const ResidentNet& n) {
   ExThread t;
   t.tid = threadIdx.x;
   t.g = t.tid / kExItems;
@@ -242,6 +241,14 @@ __device__ inline ExThread exact_prologue(float* sw, float* rows, const Resident
   }
   for (int i = t.tid; i < kExSWFloats; i += blockDim.x) sw[i] = 0.0f;
   for (int i = t.tid; i < n.stride; i += blockDim.x) rows[kExOnes * n.stride + i] = 1.0f;
+  return t;
+}
+
+// Stage "load": zero the padded weights, the row of ones; the owners' w, m, v; the item's rows.
+__device__ inline ExThread exact_prologue(float* sw, float* rows, const ResidentNet& n, const float* __restrict__ x,
+                                   const float* __restrict__ y, const float* w, const float* m, const float* v,
+                                   int sgd, bool reload) {
+  ExThread t = exact_items(sw, rows, n);
   __syncthreads();
   t.w = t.m = t.v = 0.0f;
   t.spos = 0;

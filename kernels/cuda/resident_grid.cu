@@ -78,18 +78,7 @@ __global__ void __launch_bounds__(resident_max_threads(K), 1)
     for (int b = 0; b < c.batches; ++b) epoch_loss += grid_step<K>(B, n, c, a, h, sgd, own, o, epoch0 + e, e, b, reload);
     if (blockIdx.x == 0 && B.tid == 0) a.losses[e] = float(epoch_loss / double(c.batches));
   }
-#pragma unroll
-  for (int r = 0; r < kResMaxOwn; ++r) {
-    const int k = owner_param(o, r);
-    if (k >= n.params || sgd) break;
-    a.m[k] = o.m[r];
-    a.v[k] = o.v[r];
-  }
-  if (blockIdx.x == 0 && B.tid == 0) {
-    a.state->epoch = epoch0 + c.epochs;
-    if (c.epochs > 0) a.state->adam = a.table[c.epochs * c.batches - 1];
-    a.state->loss_acc = 0;
-  }
+  store_owner(o, a, c, n.params, sgd, epoch0);
 }
 
 // The grid's module and shared-memory limit; its block count from the occupancy.

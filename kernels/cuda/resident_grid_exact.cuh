@@ -29,21 +29,8 @@ constexpr int kGxMaxThreads = 384;  // 2 slices × 172 items, rounded up: 168 re
 // Stage "load" of the launch: the padded weights and the row of ones; the block's group's
 // samples kept in registers where it keeps one group of a full batch (reload false).
 __device__ inline ExThread gx_prologue(float* sw, float* rows, const ResidentNet& n, const GridArgs& a, bool reload) {
-  ExThread t;
-  t.tid = threadIdx.x;
-  t.g = t.tid / kExItems;
-  t.k = t.tid - t.g * kExItems;
-  const int S = n.slices[0], len4 = n.slice_len[0] / 4;
-  t.drow = t.arow = kExOnes;
-  t.lo4 = t.hi4 = 0;
-  if (t.g < S) {
-    exact_item_rows(t.k, t.drow, t.arow);
-    t.lo4 = t.g * len4;
-    t.hi4 = min(n.batch4 / 4, t.lo4 + len4);
-  }
+  ExThread t = exact_items(sw, rows, n);
   t.w = t.m = t.v = 0.0f;  // the owners are the exchange's lanes (Owner), not these threads
-  for (int i = t.tid; i < kExSWFloats; i += blockDim.x) sw[i] = 0.0f;
-  for (int i = t.tid; i < n.stride; i += blockDim.x) rows[kExOnes * n.stride + i] = 1.0f;
   __syncthreads();
   t.spos = t.g == 0 && t.k < kExParams ? exact_spos(t.k) : 0;
   if (t.g == 0 && t.k < kExParams) sw[t.spos] = a.w[t.k];
@@ -133,18 +120,7 @@ __global__ void __launch_bounds__(kGxMaxThreads, 1)
     for (int b = 0; b < c.batches; ++b) epoch_loss += gx_step(t, sw, rows, part, n, c, a, h, sgd, o, epoch0 + e, e, b, reload);
     if (blockIdx.x == 0 && t.tid == 0) a.losses[e] = float(epoch_loss / double(c.batches));
   }
-#pragma unroll
-  for (int r = 0; r < kResMaxOwn; ++r) {
-    const int k = owner_param(o, r);
-    if (k >= kExParams || sgd) break;
-    a.m[k] = o.m[r];
-    a.v[k] = o.v[r];
-  }
-  if (blockIdx.x == 0 && t.tid == 0) {
-    a.state->epoch = epoch0 + c.epochs;
-    if (c.epochs > 0) a.state->adam = a.table[c.epochs * c.batches - 1];
-    a.state->loss_acc = 0;
-  }
+  store_owner(o, a, c, kExParams, sgd, epoch0);
 }
 
 // The exact group stage's plan (p.exact, p.grid): groups of kGxGroup samples (fewer: one group

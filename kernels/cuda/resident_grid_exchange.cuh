@@ -121,5 +121,23 @@ __device__ __forceinline__ Owner load_owner(const GridArgs& a, int params, int s
   return o;
 }
 
+// Stage "store" at the launch's end: the owners' m and v back to global memory, and the state
+// the next launch (or the host) continues from, written once by block 0's thread 0.
+__device__ __forceinline__ void store_owner(const Owner& o, const GridArgs& a, const ResidentChunk& c, int params,
+                                            int sgd, unsigned long long epoch0) {
+#pragma unroll
+  for (int r = 0; r < kResMaxOwn; ++r) {
+    const int k = owner_param(o, r);
+    if (k >= params || sgd) break;
+    a.m[k] = o.m[r];
+    a.v[k] = o.v[r];
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    a.state->epoch = epoch0 + c.epochs;
+    if (c.epochs > 0) a.state->adam = a.table[c.epochs * c.batches - 1];
+    a.state->loss_acc = 0;
+  }
+}
+
 }  // namespace
 }  // namespace nntrain::cuda
