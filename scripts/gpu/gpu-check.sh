@@ -143,6 +143,8 @@ curve resident_minibatch_400 20 --gpu-path resident --batch-size 128 data.grid=2
 curve resident_grid 20 --gpu-path resident
 NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 curve resident_grid_minibatch 2 --gpu-path resident --batch-size 1000 \
   train.shuffle=true
+# 2-20-5-1 relu takes the grid's exact group stage; tanh takes its generic stages.
+curve resident_grid_generic 20 --gpu-path resident model.activation=tanh
 
 # --- the reference experiment, timed ---------------------------------------------------------
 run_ref() {  # run_ref LABEL ARGS...
@@ -203,6 +205,11 @@ NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san racecheck resident_grid --gpu-path resi
 NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san synccheck resident_grid --gpu-path resident --epochs 3
 NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san racecheck resident_grid_minibatch --gpu-path resident --epochs 2 \
   --batch-size 333 train.shuffle=true
+# The same on the grid's generic stages (tanh: not the exact shape).
+NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san racecheck resident_grid_generic --gpu-path resident --epochs 3 \
+  model.activation=tanh
+NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san synccheck resident_grid_generic --gpu-path resident --epochs 3 \
+  model.activation=tanh
 san memcheck cublas_minibatch --gpu-path cublas --epochs 2 --batch-size 333
 
 # --- peers and the wide net --------------------------------------------------------------

@@ -9,6 +9,7 @@
 #      and the resident path's cooperative grid (forced at every size) against v2 from 2,500
 #      to 1,000,000 samples (docs/GPU.md, "The resident grid": never timed on a GPU); and
 #      v2's 32-sample tile against cuBLAS on the deep nets whose 64 tile does not fit (0d);
+#      the generic resident stages (tanh), one block and grid, against v2 (0e);
 #   1. GPU time per epoch against the data size (fused path; bench, 3 repeats per point),
 #      with and without programmatic dependent launch, twice each, alternating: the
 #      per-epoch fixed cost (launch gap, last-block tail, one block's chain) and the cost
@@ -121,6 +122,17 @@ for net in '[2,64,64,64,64,64,1]' '[2,64,64,64,64,64,64,64,1]'; do
   done
 done
 
+# 0e. The generic resident stages (tanh: not the exact shape) against v2, 100-2,500 samples:
+#     the one-block generic kernel, the grid forced, fused v2 (whether the one-block generic
+#     kernel still earns its place: docs/journal/2026-11-29-grid-exact.md).
+for path in resident resident-grid fused; do
+  knob=; [ "$path" = resident-grid ] && knob=1048576
+  NNTRAIN_RESIDENT_GRID_BLOCKS=$knob step "gpu: $path, tanh, 100-2,500 samples" "generic_$path.log" 40 "$NN" bench \
+    --config configs/peaks.json --devices gpu --gpu-path "${path%-grid}" --reps 3 --sweep data.grid=10,20,30,50 \
+    --export-markdown "$W/generic_$path.md" --export-json "$W/generic_$path.json" train.epochs=2000 \
+    model.activation=tanh
+done
+
 # 1. GPU time per epoch against the data size, with programmatic dependent launch (the
 #    default on compute capability 9.0+) and without, alternating.
 run=0
@@ -200,6 +212,7 @@ echo "nntrain gpu-profile $(git rev-parse --short HEAD 2>/dev/null), $(date -u '
 cat "$W/rows.txt"
 for f in resident_resident-1.md resident_fused-1.md resident_resident-2.md resident_fused-2.md \
          grid_resident-1.md grid_fused-1.md grid_resident-2.md grid_fused-2.md \
+         generic_resident.md generic_resident-grid.md generic_fused.md \
          gpu_sizes_1-pdl1.md gpu_sizes_2-pdl0.md gpu_sizes_3-pdl1.md gpu_sizes_4-pdl0.md cpu_threads_200.md \
          cpu_threads_500.md cpu_threads_b256.md cpu_threads_b1024.md cpu_threads_b4096.md; do
   [ -f "$W/$f" ] && { echo; grep -E "^\|" "$W/$f" | head -14; }
