@@ -8,6 +8,7 @@
 //   /tmp/act_cost        (docs/journal/2026-11-29-fused-curved-acts.md)
 #include <x86intrin.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 

@@ -231,10 +231,14 @@ mutant exp-reduction-half core/nnmath.hpp '[activation]' \
   'sub(sub(u, mul(k, cst<V>(0.693359375f))), mul(k, cst<V>(-2.12194440e-4f)));' \
   'sub(u, mul(k, cst<V>(0.693359375f)));' \
   'exp (tanh, sigmoid): the second part of ln 2 left out of the range reduction'
-mutant fused-curved-first-raw kernels/cpu/cpu_fast_kernels_fused.inc '[sizes]' \
+mutant fused-curved-first-raw kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
   'vstore(f.H + size_t(k) * f.T + c + j * LANES, act_vec(ACT0, h[j]));' \
   'vstore(f.H + size_t(k) * f.T + c + j * LANES, h[j]);' \
   'fast kernels: the fused forward leaves a tanh/sigmoid first layer raw'
+mutant forward-tanh-raw kernels/cpu/cpu_fast_kernels_forward.inc '[kernels]' \
+  'case 2: mv_rows_t<false, 2>(M, rs, ks, init, K, In, ldin, Out, rows, T, Dv); break;' \
+  'case 2: mv_rows_t<false, 0>(M, rs, ks, init, K, In, ldin, Out, rows, T, Dv); break;' \
+  'fast kernels: forward (mv_rows) leaves a tanh layer raw'
 mutant fused-curved-second-linear kernels/cpu/cpu_fast_kernels_fused.inc '[kernels]' \
   'ff_third<OUT, X, ACT0, ACT0, C>(third, tail, f);' \
   'ff_third<OUT, X, ACT0, 0, C>(third, tail, f);' \

@@ -77,9 +77,11 @@ TEST_CASE("fast kernels: the fused forward's tail gives the bits of output_delta
                 f.W0 = W0.p, f.b0 = b0.p, f.nx = nx, f.X0 = X.p, f.ldx = size_t(T), f.K = K, f.act0 = act;
                 f.W1 = W1.p, f.b1 = b1.p, f.out = out, f.T = T, f.act1 = act, f.valid = count;
                 f.W2 = W2.p, f.b2 = b2.p, f.out2 = 1, f.act2 = 0, f.cols = cols;
-                // Unfused.
-                f.H = H_b.p, f.Z = Z.p, f.Z2 = Z2.p;
-                REQUIRE(k.forward_first(f) == 3);
+                // Unfused: three forward calls (mv_rows, not forward_first's code), so a broken
+                // fused first or second layer cannot pass by being on both sides.
+                k.forward(W0.p, b0.p, nx, K, X.p, size_t(T), H_b.p, T, act, count);
+                k.forward(W1.p, b1.p, K, out, H_b.p, size_t(T), Z.p, T, act, count);
+                k.forward(W2.p, b2.p, out, 1, Z.p, size_t(T), Z2.p, T, 0, count);
                 k.output_delta(Z2.p, Y.p, size_t(T), 1, count, T, scale, 0, D2.p, loss_b.p);
                 k.grad_backprop(W2.p, D2.p, Z.p, out, 1, T, act, gW_b.p, gb_b.p, D_b.p, fresh);
                 // Fused: Z and Z2 are not written (poisoned to tell).

@@ -134,8 +134,10 @@ ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Act
     p = ResidentPlan{};  // rows that do not fit even in passes: the generic kernel says why
   }
   // Past the exact kernel's batch, the exact shape takes the grid's exact group stage before
-  // the generic one-block kernel (SIMULATION: 8,720 cycles per epoch at 2,000 samples on the
-  // grid against the generic block's 25,452 at 400; docs/journal/2026-11-29-grid-exact.md).
+  // the generic one-block kernel. SIMULATION: one round of groups (16 at 2,000 samples) costs
+  // 8,720 cycles per epoch, and 481-1,000 samples are one round of 4-8 groups; the generic
+  // block costs 25,452 already at 400 (docs/journal/2026-11-29-grid-exact.md). Not yet timed
+  // on a GPU (scripts/gpu/gpu-profile.sh, step 0b).
   ResidentPlan g;
   plan_resident_grid(g, widths, acts, batch, smem_optin, grid_blocks);
   const bool exact_grid = g.fits && g.exact;

@@ -14,8 +14,9 @@
 //
 // The net of configs/small_data.json (2-20-5-1, relu, relu, identity) with batches of ≤ 480
 // samples has its own kernel (resident_exact.cuh: one thread per sample through forward and
-// backward, every layer's gradient in one pass, 2–3 barriers per step); other nets take the
-// generic kernel described here.
+// backward, every layer's gradient in one pass, 2–3 barriers per step); past 480 samples that
+// net takes the grid's exact group stage (resident_grid_exact.cuh); other nets take the generic
+// kernel described here, or the generic grid past one block.
 //
 // It fits a bounded problem: widths ≤ 64, ≤ 8 layers (the fused limits), at most
 // threads × kResMaxOwn parameters, at most threads × kResMaxPerThread samples per batch, and
@@ -97,7 +98,7 @@ ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Act
                            size_t smem_optin, int grid_blocks = 0);
 
 // NNTRAIN_RESIDENT_GRID_BLOCKS: a TEST-ONLY knob that forces the grid and its block count
-// (0 where unset; anything but a positive integer throws CudaError).
+// (0 where unset; anything but an integer from 1 to 2^20 throws UsageError: exit 2).
 int resident_grid_blocks_from_env();
 
 // Loads the kernel's module and raises its dynamic shared-memory limit; the grid's block count

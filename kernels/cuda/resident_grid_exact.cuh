@@ -10,7 +10,7 @@
 //     slice 0's thread adds slice 1's sum (so a group's sums have the one-block kernel's order
 //     for a batch of the group's size);
 //   * slice 0's item k writes gpart[k][group], the loss item gloss[group].
-// 2 barriers per group against the generic stage's 2 per layer. The group size is a constant
+// 2 barriers per group (+1 before a block's next group) against the generic stage's 2 per layer. The group size is a constant
 // (kGxGroup), so every order depends on the net and the batch alone, never on the blocks.
 #pragma once
 

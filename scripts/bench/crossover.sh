@@ -21,7 +21,7 @@ shift || true
 mkdir -p "$(dirname "$prefix")"
 
 bench() {
-  "$NNTRAIN" bench --config "$CONFIG" --devices "$1" --reps "$REPS" --sweep "data.grid=$GRIDS" \
+  "$NNTRAIN" bench --config "$CONFIG" --device "$1" --reps "$REPS" --sweep "data.grid=$GRIDS" \
     --export-json "$prefix.json" --export-markdown "$prefix.md" "train.epochs=$EPOCHS" "${@:2}"
 }
 

@@ -194,15 +194,18 @@ san racecheck fused_bucket --gpu-path fused --epochs 3 'model.layers=[2,32,24,1]
 san racecheck fused_minibatch --gpu-path fused --epochs 2 --batch-size 333
 san memcheck fused_minibatch --gpu-path fused --epochs 2 --batch-size 333
 san memcheck cublas --gpu-path cublas --epochs 5
-san memcheck resident --gpu-path resident --epochs 10
-san racecheck resident --gpu-path resident --epochs 3
-san synccheck resident --gpu-path resident --epochs 3
+# One block (the exact kernel: 400 samples; 1,600 take the grid's exact stage).
+san memcheck resident --gpu-path resident --epochs 10 data.grid=20
+san racecheck resident --gpu-path resident --epochs 3 data.grid=20
+san synccheck resident --gpu-path resident --epochs 3 data.grid=20
 san racecheck resident_minibatch --gpu-path resident --epochs 2 --batch-size 333
-# The grid (forced: 1,600 samples fit one block): what the simulator cannot check, since it
-# runs memory in one coherent order (docs/GPU.md, "The resident grid").
+# The grid: what the simulator cannot check, since it runs memory in one coherent order
+# (docs/GPU.md, "The resident grid"). 1,600 samples are 13 groups of the exact stage: a block
+# per group, and 2 blocks taking several groups each (the barrier between a block's groups).
 NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san memcheck resident_grid --gpu-path resident --epochs 5
 NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san racecheck resident_grid --gpu-path resident --epochs 3
-NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san synccheck resident_grid --gpu-path resident --epochs 3
+NNTRAIN_RESIDENT_GRID_BLOCKS=2 san racecheck resident_grid_2blocks --gpu-path resident --epochs 3
+NNTRAIN_RESIDENT_GRID_BLOCKS=2 san synccheck resident_grid_2blocks --gpu-path resident --epochs 3
 NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san racecheck resident_grid_minibatch --gpu-path resident --epochs 2 \
   --batch-size 333 train.shuffle=true
 # The same on the grid's generic stages (tanh: not the exact shape).
@@ -224,7 +227,7 @@ step "torch peer: wide net (eager, 5 epochs)" torch_wide.log python3 scripts/ben
 # --- is the GPU worth it: crossover and time to target ------------------------------------
 # Prices are illustrative (a GPU hour at 3x a CPU hour, the articles' ratio), not quotes.
 step "bench: crossover, target 0.05 (cpu,gpu)" bench.log "$NN" bench --config configs/peaks.json \
-  --devices cpu,gpu --reps 3 --sweep data.grid=10,20,50,100,200,500,1000 --target-loss 0.05 \
+  --device cpu,gpu --reps 3 --sweep data.grid=10,20,50,100,200,500,1000 --target-loss 0.05 \
   --price cpu=1,gpu=3 --currency "price units" --export-json "$OUTDIR/crossover.json" \
   --export-markdown "$OUTDIR/crossover.md" train.epochs="$EPOCHS"
 

@@ -94,7 +94,7 @@ row "  launch gap" "$(tail -1 "$W/launch_gap.log")"
 for round in 1 2; do
   for path in resident fused; do
     step "gpu: $path vs cpu, 100-900 samples (round $round)" "resident_$path-$round.log" 60 "$NN" bench \
-      --config configs/peaks.json --devices cpu,gpu --gpu-path "$path" --reps 3 --sweep data.grid=10,14,20,22,30 \
+      --config configs/peaks.json --device cpu,gpu --gpu-path "$path" --reps 3 --sweep data.grid=10,14,20,22,30 \
       --export-markdown "$W/resident_$path-$round.md" --export-json "$W/resident_$path-$round.json" train.epochs=2000
   done
 done
@@ -104,7 +104,7 @@ done
 for round in 1 2; do
   for path in resident fused; do
     NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 step "gpu: $path (grid) vs v2, 2,500-1,000,000 samples (round $round)" \
-      "grid_$path-$round.log" 90 "$NN" bench --config configs/peaks.json --devices gpu --gpu-path "$path" --reps 3 \
+      "grid_$path-$round.log" 90 "$NN" bench --config configs/peaks.json --device gpu --gpu-path "$path" --reps 3 \
       --sweep data.grid=50,100,200,500,1000 --export-markdown "$W/grid_$path-$round.md" \
       --export-json "$W/grid_$path-$round.json" train.epochs=2000
   done
@@ -128,7 +128,7 @@ done
 for path in resident resident-grid fused; do
   knob=; [ "$path" = resident-grid ] && knob=1048576
   NNTRAIN_RESIDENT_GRID_BLOCKS=$knob step "gpu: $path, tanh, 100-2,500 samples" "generic_$path.log" 40 "$NN" bench \
-    --config configs/peaks.json --devices gpu --gpu-path "${path%-grid}" --reps 3 --sweep data.grid=10,20,30,50 \
+    --config configs/peaks.json --device gpu --gpu-path "${path%-grid}" --reps 3 --sweep data.grid=10,20,30,50 \
     --export-markdown "$W/generic_$path.md" --export-json "$W/generic_$path.json" train.epochs=2000 \
     model.activation=tanh
 done
@@ -139,7 +139,7 @@ run=0
 for pdl in 1 0 1 0; do
   run=$((run + 1))
   NNTRAIN_GPU_PDL=$pdl step "gpu: epoch time vs size (fused, PDL $pdl)" "gpu_sizes_$run-pdl$pdl.log" 60 "$NN" bench \
-    --config configs/peaks.json --devices gpu --gpu-path fused --reps 3 \
+    --config configs/peaks.json --device gpu --gpu-path fused --reps 3 \
     --sweep data.grid=10,20,30,50,70,100,140,200,300,500,1000 \
     --export-markdown "$W/gpu_sizes_$run-pdl$pdl.md" --export-json "$W/gpu_sizes_$run-pdl$pdl.json" train.epochs=2000
 done
@@ -174,13 +174,13 @@ if [ "${PROFILE_CPU:-1}" != 0 ]; then
   TH=1; t=2; while ((t < N)); do TH=$TH,$t; t=$((t * 2)); done; TH=$TH,$N
   for grid in 200 500; do
     step "cpu: threads $TH, grid $grid" "cpu_threads_$grid.log" 90 "$NN" bench --config configs/peaks.json \
-      --devices cpu --reps 3 --sweep cpu.threads=$TH --export-markdown "$W/cpu_threads_$grid.md" \
+      --device cpu --reps 3 --sweep cpu.threads=$TH --export-markdown "$W/cpu_threads_$grid.md" \
       data.grid=$grid train.epochs=2000
   done
   # Mini-batches (shuffled) on 1..all threads: which thread count each batch size wants here.
   for batch in 256 1024 4096; do
     step "cpu: threads $TH, batch $batch" "cpu_threads_b$batch.log" 60 "$NN" bench --config configs/peaks.json \
-      --devices cpu --reps 3 --sweep cpu.threads=$TH --export-markdown "$W/cpu_threads_b$batch.md" \
+      --device cpu --reps 3 --sweep cpu.threads=$TH --export-markdown "$W/cpu_threads_b$batch.md" \
       train.batch_size=$batch train.epochs=300
   done
   if command -v cc >/dev/null; then

@@ -231,7 +231,7 @@ TEST_CASE("resident grid (exact shape): groups of 128 whatever the knob, the gen
   CHECK_THAT(g600.why, Catch::Contains("5 groups of 128 samples (the last 88)"));
   CHECK_THAT(g600.why, Catch::Contains("exact shape 2-20-5-1 group stage"));
   CHECK(plan_resident({2, 20, 5, 1}, kRelu2, 600, 227 * 1024, 64).groups == 5);
-  // Without the knob 2,000 samples take it where one block's rows do not fit (the simulator's 64 KiB)
+  // Without the knob too: past 480 samples the exact shape takes it (resident_plan's order)
   const auto g2000 = plan_resident({2, 20, 5, 1}, kRelu2, 2000, 64 * 1024);
   CHECK(g2000.exact);
   CHECK(g2000.groups == 16);
