@@ -124,13 +124,21 @@ gmutant grid-sync-missing kernels/cuda/resident_grid.cu 'resident grid: the exch
   "resident grid: no grid barrier between the groups' gradients and the exchange that reads them"
 # The grid's exact-shape group stage (kernels/cuda/resident_grid_exact.cuh, 2-20-5-1 relu).
 gmutant gx-slice-skipped kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
-  'for (int j = 1; j < n.slices[0]; ++j) sum = __fadd_rn(sum, part[(j - 1) * kExItems + t.k]);' \
-  'for (int j = 1; j < n.slices[0] - 1; ++j) sum = __fadd_rn(sum, part[(j - 1) * kExItems + t.k]);' \
+  'for (int s = 1; s < S; ++s) sum = __fadd_rn(sum, part[s * kExItems + k]);' \
+  'for (int s = 1; s < S - 1; ++s) sum = __fadd_rn(sum, part[s * kExItems + k]);' \
   "resident grid, exact stage: a group's gradient items leave out their second slice of samples"
 gmutant gx-ragged-group kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
   'const bool live = t.tid < st.count;' \
   'const bool live = t.tid < n.batch;' \
   "resident grid, exact stage: the last (ragged) group's padding columns count as samples"
+gmutant gx-narrow-items kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
+  'if (per_thread == 1) gx_items<1>(rows, part, n, a, g);' \
+  'if (per_thread >= 1) gx_items<1>(rows, part, n, a, g);' \
+  "resident grid, exact stage: a thread sums one gradient item only (a narrow block leaves items out)"
+gmutant gx-narrow-weights kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
+  'for (int k = threadIdx.x; k < kExParams; k += blockDim.x) sw[exact_spos(k)] = __ldcg(w + k);' \
+  'for (int k = threadIdx.x; k < kExParams; k += 352) sw[exact_spos(k)] = __ldcg(w + k);' \
+  "resident grid, exact stage: the weights' copy strides by the wide block (a narrow block misses some)"
 
 # --- the fused path (kernels/cuda/fused_v2.cu) ------------------------------------------
 gmutant v2-ticket-reset kernels/cuda/fused_v2.cu 'fused v2: one SGD step*,fused v2: shuffled mini-batches*' \

@@ -204,17 +204,19 @@ class GpuBackend final : public Backend {
 
   // fused = v2 (one kernel per step); auto takes v2 where it fits, else cuBLAS (the retired
   // two-kernel v1 fitted no net v2 does not: test_gpu_fused_v2.cpp). A path's test-only knobs
-  // (NNTRAIN_RESIDENT_GRID_BLOCKS, NNTRAIN_FUSED_V2_SMEM_KIB, ...) are read only where that
-  // path is planned, so a bad value fails only the paths it would change.
+  // (NNTRAIN_RESIDENT_GRID_BLOCKS and _THREADS, NNTRAIN_FUSED_V2_SMEM_KIB, ...) are read only
+  // where that path is planned, so a bad value fails only the paths it would change.
   void choose_path() {
     const GpuPath want = opt_.gpu_path;
     if (want == GpuPath::cublas) {
       path_why_ = "requested";
       return;
     }
-    if (want == GpuPath::resident || want == GpuPath::automatic)
+    if (want == GpuPath::resident || want == GpuPath::automatic) {
       res_plan_ = plan_resident(spec_.widths, activations_of(spec_), plan_.batch, shared_optin(),
                                 resident_grid_blocks_from_env());
+      if (res_plan_.grid && res_plan_.exact) res_plan_.force_threads = resident_grid_threads_from_env();
+    }
     if (want == GpuPath::resident || (want == GpuPath::automatic && resident_preferred(res_plan_))) {
       if (!res_plan_.fits) throw UsageError("gpu.path resident: this problem does not fit: " + res_plan_.why);
       res_ = true;

@@ -157,21 +157,31 @@ ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Act
   return g;
 }
 
-int resident_grid_blocks_from_env() {
-  const char* s = std::getenv("NNTRAIN_RESIDENT_GRID_BLOCKS");
+namespace {
+
+// A test-only knob: 0 where unset, else an integer in [1, max] (else UsageError: exit 2).
+int knob_from_env(const char* name, long max, const char* what) {
+  const char* s = std::getenv(name);
   if (s == nullptr || *s == 0) return 0;
   char* end = nullptr;
   const long v = std::strtol(s, &end, 10);
-  if (*end != 0 || v < 1 || v > (1L << 20))
-    throw UsageError(std::string("NNTRAIN_RESIDENT_GRID_BLOCKS: expected a number of blocks from 1 to 1048576, got '") +
-                     s + "' (a test-only knob)");
+  if (*end != 0 || v < 1 || v > max)
+    throw UsageError(std::string(name) + ": expected a number of " + what + " from 1 to " + std::to_string(max) +
+                     ", got '" + s + "' (a test-only knob)");
   return int(v);
 }
 
+}  // namespace
+
+int resident_grid_blocks_from_env() { return knob_from_env("NNTRAIN_RESIDENT_GRID_BLOCKS", 1L << 20, "blocks"); }
+
+int resident_grid_threads_from_env() { return knob_from_env("NNTRAIN_RESIDENT_GRID_THREADS", 1024, "threads"); }
+
 std::string resident_launch_note(const ResidentPlan& plan) {
   if (!plan.grid) return "";
-  return "; " + std::to_string(plan.blocks) + (plan.blocks == 1 ? " block" : " blocks") + " (co-resident at most " +
-         std::to_string(plan.max_blocks) + "), " + std::to_string(plan.groups) + " groups";
+  return "; " + std::to_string(plan.blocks) + (plan.blocks == 1 ? " block" : " blocks") + " of " +
+         std::to_string(plan.threads) + " threads (co-resident at most " + std::to_string(plan.max_blocks) + "), " +
+         std::to_string(plan.groups) + " groups";
 }
 
 int prepare_resident(ResidentPlan& plan) {

@@ -81,6 +81,7 @@ struct ResidentPlan {
   int batch = 0;       // samples per optimiser step
   int groups = 0;      // groups of a full batch: ceil(batch / net.batch)
   int force_blocks = 0;  // the test-only knob (0: as many blocks as groups and co-residency allow)
+  int force_threads = 0;  // the exact stage's block size, a test-only knob (0: prepare_resident picks)
   int blocks = 0;      // of the launch (prepare_resident sets it)
   int max_blocks = 0;  // co-resident at most (prepare_resident)
 };
@@ -101,8 +102,12 @@ ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Act
 // (0 where unset; anything but an integer from 1 to 2^20 throws UsageError: exit 2).
 int resident_grid_blocks_from_env();
 
+// NNTRAIN_RESIDENT_GRID_THREADS: a TEST-ONLY knob that forces the exact grid's block size (0
+// where unset; not an integer from 1 to 1024: UsageError; prepare_resident checks its range).
+int resident_grid_threads_from_env();
+
 // Loads the kernel's module and raises its dynamic shared-memory limit; the grid's block count
-// (plan.blocks) from the occupancy; returns the kernel's registers per thread.
+// and (the exact stage) block size from the occupancy; returns the kernel's registers per thread.
 int prepare_resident(ResidentPlan& plan);
 
 // For details(): "" for one block, else the grid's blocks (after prepare_resident).

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuda_check.hpp"
+#include "errors.hpp"
 #include "resident_grid.hpp"
 #include "resident_grid_exact.cuh"
 #include "resident_grid_exchange.cuh"
@@ -81,20 +82,55 @@ __global__ void __launch_bounds__(resident_max_threads(K), 1)
   store_owner(o, a, c, n.params, sgd, epoch0);
 }
 
-// The grid's module and shared-memory limit; its block count from the occupancy.
-template <class Kernel>
-int prepare_grid(ResidentPlan& p, Kernel kernel) {
-  const int regs = prepare_kernel(kernel, p.smem_bytes);
-  int dev = 0, sms = 0, coop = 0, per_sm = 0;
+// The device's SMs (and a check that it runs cooperative launches).
+inline int grid_sms() {
+  int dev = 0, sms = 0, coop = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
   if (!coop) throw CudaError("the resident grid needs cooperative launches, which this device does not support");
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, p.threads, p.smem_bytes));
+  return sms;
+}
+
+// Sizes the grid for blocks of `threads`: co-resident maximum and blocks (min of the groups,
+// the maximum and the test knob); returns the rounds of groups a block runs one after another.
+template <class Kernel>
+int size_grid(ResidentPlan& p, Kernel kernel, int threads, int sms) {
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, p.smem_bytes));
+  p.threads = threads;
   p.max_blocks = per_sm * sms;
   if (p.max_blocks < 1) throw CudaError("the resident grid kernel: no block of it fits on an SM");
   p.blocks = std::min(p.groups, p.max_blocks);
   if (p.force_blocks > 0) p.blocks = std::min(p.blocks, p.force_blocks);
+  return (p.groups + p.blocks - 1) / p.blocks;
+}
+
+// The generic grid's module and shared-memory limit; its block count from the occupancy.
+template <class Kernel>
+int prepare_grid(ResidentPlan& p, Kernel kernel) {
+  const int regs = prepare_kernel(kernel, p.smem_bytes);
+  size_grid(p, kernel, p.threads, grid_sms());
+  return regs;
+}
+
+// The exact stage's block size: the wide block (an item per thread) unless narrow blocks (a
+// sample per thread, several per SM) run the groups in fewer rounds; NNTRAIN_RESIDENT_GRID_
+// THREADS (test-only) forces one. No bits depend on it (resident_grid_exact.cuh).
+int prepare_grid_exact(ResidentPlan& p) {
+  const auto kernel = resident_grid_exact_kernel;
+  const int regs = prepare_kernel(kernel, p.smem_bytes);
+  const int sms = grid_sms(), wide = p.threads, narrow = kGxNarrow;
+  if (p.force_threads > 0) {
+    if (p.force_threads % 32 != 0 || p.force_threads < narrow || p.force_threads > kGxMaxThreads)
+      throw UsageError("NNTRAIN_RESIDENT_GRID_THREADS: the exact grid's blocks take a multiple of 32 from " +
+                       std::to_string(narrow) + " to " + std::to_string(kGxMaxThreads) + " threads, got " +
+                       std::to_string(p.force_threads) + " (a test-only knob)");
+    size_grid(p, kernel, p.force_threads, sms);
+  } else {
+    const int narrow_rounds = size_grid(p, kernel, narrow, sms);
+    if (size_grid(p, kernel, wide, sms) > narrow_rounds) size_grid(p, kernel, narrow, sms);
+  }
   return regs;
 }
 
@@ -115,8 +151,8 @@ void finish_grid_plan(ResidentPlan& p, int batch, int force_blocks, const std::s
   p.force_blocks = force_blocks;
   p.fits = true;
   p.why = "cooperative grid, " + std::to_string(p.groups) + " groups of " + std::to_string(group) + " samples" +
-          (last != group ? " (the last " + std::to_string(last) + ")" : "") + ", blocks of " +
-          std::to_string(p.threads) + " threads, " + what + ", " + std::to_string((p.smem_bytes + 1023) / 1024) +
+          (last != group ? " (the last " + std::to_string(last) + ")" : "") + ", " + what + ", " +
+          std::to_string((p.smem_bytes + 1023) / 1024) +
           " KiB of shared memory per block";
 }
 
@@ -162,7 +198,7 @@ void plan_resident_grid(ResidentPlan& p, const std::vector<int>& widths, const s
 }
 
 int prepare_resident_grid(ResidentPlan& plan) {
-  if (plan.exact) return prepare_grid(plan, resident_grid_exact_kernel);
+  if (plan.exact) return prepare_grid_exact(plan);
   switch (plan.bucket) {
     case 8: return prepare_grid(plan, resident_grid_kernel<8>);
     case 16: return prepare_grid(plan, resident_grid_kernel<16>);

@@ -6,12 +6,19 @@
 //   * one thread per sample of the group: exact_forward / exact_backward in registers, its
 //     column of every row written (one pass: a group's rows always fit);
 //   * one barrier, then every gradient item (171 parameters and the loss) summed over its
-//     slice of the group's columns by exact_reduce; with two slices a second barrier and
-//     slice 0's thread adds slice 1's sum (so a group's sums have the one-block kernel's order
-//     for a batch of the group's size);
-//   * slice 0's item k writes gpart[k][group], the loss item gloss[group].
-// 2 barriers per group (+1 before a block's next group) against the generic stage's 2 per layer. The group size is a constant
-// (kGxGroup), so every order depends on the net and the batch alone, never on the blocks.
+//     slice of the group's columns (exact_grad_pass); with two slices a second barrier and
+//     item k's slices added in order (so a group's sums have the one-block kernel's order for
+//     a batch of the group's size);
+//   * item k's sum to gpart[k][group], the loss item's to gloss[group].
+// 2 barriers per group (+1 before a block's next group) against the generic stage's 2 per
+// layer. The group size is a constant (kGxGroup), so every order depends on the net and the
+// batch alone, never on the blocks or their size.
+//
+// Two block sizes (prepare_resident_grid picks by rounds of groups, resident_grid.cu): WIDE,
+// a thread per item of both slices (352), one block per SM by registers; NARROW, a thread per
+// sample of the group (128), 2-3 items per thread, three blocks per SM on an H200 (two in the
+// simulator's 64 KiB): where groups outnumber the SMs, three groups run side by side on an SM
+// instead of one after another.
 #pragma once
 
 #include "resident_exact.cuh"
@@ -26,14 +33,22 @@ namespace {
 constexpr int kGxGroup = 128;
 constexpr int kGxMaxThreads = 384;  // 2 slices × 172 items, rounded up: 168 registers per thread
 
+// The narrow block: a thread per sample of a full group (≥ a third of the 2 × 172 items).
+constexpr int kGxNarrow = kGxGroup;
+
+// The padded weights from w (the launch's or the step's published ones): parameter k by
+// thread k mod T, so any block size places all 171.
+__device__ __forceinline__ void gx_copy_weights(float* sw, const float* w) {
+  for (int k = threadIdx.x; k < kExParams; k += blockDim.x) sw[exact_spos(k)] = __ldcg(w + k);
+}
+
 // Stage "load" of the launch: the padded weights and the row of ones; the block's group's
 // samples kept in registers where it keeps one group of a full batch (reload false).
 __device__ inline ExThread gx_prologue(float* sw, float* rows, const ResidentNet& n, const GridArgs& a, bool reload) {
   ExThread t = exact_items(sw, rows, n);
   t.w = t.m = t.v = 0.0f;  // the owners are the exchange's lanes (Owner), not these threads
   __syncthreads();
-  t.spos = t.g == 0 && t.k < kExParams ? exact_spos(t.k) : 0;
-  if (t.g == 0 && t.k < kExParams) sw[t.spos] = a.w[t.k];
+  gx_copy_weights(sw, a.w);
   const int s = int(blockIdx.x) * n.batch + t.tid;  // the block's group of step 0
   const bool live = !reload && t.tid < n.batch && s < a.batch;
   t.x0 = live ? __ldg(a.x + 2 * size_t(s)) : 0.0f;
@@ -64,23 +79,84 @@ __device__ __forceinline__ void gx_sample(const ExThread& t, float* sw, float* r
   exact_write_backward(rows, n.stride, t.tid, v);
 }
 
-// The group stage: the group's item sums to gpart[k][g] and its loss to gloss[g]. `more`:
-// the block has another group this step (its rows are rewritten only after every item read).
+// Item k's sum of the group (slices added in order) to gpart[k][g], the loss item's to gloss[g].
+__device__ __forceinline__ void gx_write(const GridArgs& a, int k, int g, float sum) {
+  if (k < kExParams) a.gpart[size_t(k) * a.groups + g] = sum;
+  else a.gloss[g] = double(sum);
+}
+
+// Stage "reduce", M gradient items per thread: items tid, tid + T, ... (T threads; M =
+// ceil(items / T), ≤ 3 from 128 threads), their column loops interleaved so that one item's
+// loads overlap another's FMAs. Each item's sum keeps exact_grad_pass's order (column by
+// column into four accumulators, then a fixed pair tree), so neither M nor T changes a bit.
+// A thread's items past the last are computed on item 0's rows and dropped.
+template <int M>
+__device__ __forceinline__ void gx_items(const float* rows, float* part, const ResidentNet& n, const GridArgs& a,
+                                         int g) {
+  const int S = n.slices[0], len4 = n.slice_len[0] / 4, cols4 = n.batch4 / 4, items = S * kExItems;
+  const float4* d[M];
+  const float4* x[M];
+  int n4[M], common = M == 1 ? 0 : len4;  // one item: exact_grad_pass's own loop (below) does all
+  float acc[M][4];
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    const int i = int(threadIdx.x + m * blockDim.x), s = i < items ? i / kExItems : 0, k = i - s * kExItems;
+    int drow, arow;
+    exact_item_rows(i < items ? k : 0, drow, arow);
+    const int lo4 = s * len4;
+    n4[m] = min(cols4, lo4 + len4) - lo4;  // the ragged group's last slice is shorter
+    d[m] = reinterpret_cast<const float4*>(rows + drow * n.stride) + lo4;
+    x[m] = reinterpret_cast<const float4*>(rows + arow * n.stride) + lo4;
+    common = min(common, n4[m]);
+    acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.0f;
+  }
+#pragma unroll 2
+  for (int j = 0; j < common; ++j) {
+    float4 dv[M], av[M];
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      dv[m] = d[m][j];
+      av[m] = x[m][j];
+    }
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      acc[m][0] = fmaf(dv[m].x, av[m].x, acc[m][0]);
+      acc[m][1] = fmaf(dv[m].y, av[m].y, acc[m][1]);
+      acc[m][2] = fmaf(dv[m].z, av[m].z, acc[m][2]);
+      acc[m][3] = fmaf(dv[m].w, av[m].w, acc[m][3]);
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    const int i = int(threadIdx.x + m * blockDim.x);
+    if (i >= items) break;
+    exact_grad_pass(d[m], x[m], common, n4[m], 0, acc[m]);  // the columns past `common`
+    const float sum = __fadd_rn(__fadd_rn(acc[m][0], acc[m][1]), __fadd_rn(acc[m][2], acc[m][3]));
+    if (S == 1) gx_write(a, i, g, sum);
+    else part[i] = sum;
+  }
+}
+
+// The group stage: the group's item sums to gpart[k][g] and its loss to gloss[g]. Item
+// i = slice × kExItems + k is summed by thread i mod T (one item each in the wide block, up to
+// three in the narrow one). `more`: the block has another group this step (its rows and
+// `part` are rewritten only after every read).
 __device__ __forceinline__ void gx_group(const ExThread& t, float* sw, float* rows, float* part, const ResidentNet& n,
                                          const ResidentChunk& c, const Step& st, bool reload, const GridArgs& a, int g,
                                          bool more) {
   if (t.tid < n.batch4) gx_sample(t, sw, rows, n, c, st, reload, a);
-  ExVals unused;  // one pass: exact_reduce writes no later pass's columns
-  float sum = exact_reduce(t, rows, n, unused);
-  if (n.slices[0] > 1) {
-    if (t.g > 0 && t.g < n.slices[0]) part[(t.g - 1) * kExItems + t.k] = sum;
+  const int S = n.slices[0], per_thread = (S * kExItems + int(blockDim.x) - 1) / int(blockDim.x);
+  __syncthreads();  // every column written
+  if (per_thread == 1) gx_items<1>(rows, part, n, a, g);
+  else if (per_thread == 2) gx_items<2>(rows, part, n, a, g);
+  else gx_items<3>(rows, part, n, a, g);  // T ≥ kGxGroup: at most 3 (prepare_resident_grid)
+  if (S > 1) {
     __syncthreads();
-    if (t.g == 0)
-      for (int j = 1; j < n.slices[0]; ++j) sum = __fadd_rn(sum, part[(j - 1) * kExItems + t.k]);
-  }
-  if (t.g == 0) {
-    if (t.k < kExParams) a.gpart[size_t(t.k) * a.groups + g] = sum;
-    else a.gloss[g] = double(sum);
+    for (int k = t.tid; k < kExItems; k += blockDim.x) {
+      float sum = part[k];
+      for (int s = 1; s < S; ++s) sum = __fadd_rn(sum, part[s * kExItems + k]);
+      gx_write(a, k, g, sum);
+    }
   }
   if (more) __syncthreads();
 }
@@ -98,7 +174,7 @@ __device__ __forceinline__ double gx_step(const ExThread& t, float* sw, float* r
   double loss = 0;
   if (blockIdx.x == 0 && t.tid < 32) loss = step_loss(a, t.tid, groups) * group_step(n, c, a, epoch, b, 0).inv_terms;
   cg::this_grid().sync();
-  if (t.g == 0 && t.k < kExParams) sw[t.spos] = __ldcg(a.w + t.k);
+  gx_copy_weights(sw, a.w);
   __syncthreads();
   return loss;
 }
@@ -139,7 +215,7 @@ inline bool plan_grid_exact(ResidentPlan& p, int batch, size_t smem_optin) {
   n.stride = cols4 % 2 == 1 ? n.batch4 : n.batch4 + 4;
   p.threads = (std::max(n.batch4, S * kExItems) + 31) / 32 * 32;
   p.per_thread = 1;
-  p.smem_bytes = 4 * (size_t(kExSWFloats) + size_t(kExRows) * n.stride + size_t(S - 1) * kExItems);
+  p.smem_bytes = 4 * (size_t(kExSWFloats) + size_t(kExRows) * n.stride + size_t(S > 1 ? S : 0) * kExItems);
   p.exact = true;
   p.groups = (batch + group - 1) / group;
   return p.smem_bytes <= smem_optin;

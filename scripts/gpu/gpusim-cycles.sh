@@ -16,7 +16,12 @@
 # scripts/gpusim-check.sh, or the same cmake line) in a scratch folder whose gpgpusim.config
 # says -gpgpu_ptx_sim_mode 0, and prints each kernel's gpu_sim_cycle, instruction count and
 # IPC. The kernels of the last epoch are the figure to report (the first launch of a graph
-# may differ). Env: NNTRAIN_GPGPUSIM_PREFIX (default ~/.cache/nntrain/gpgpusim), BUILD_DIR.
+# may differ). Env: NNTRAIN_GPGPUSIM_PREFIX (default ~/.cache/nntrain/gpgpusim), BUILD_DIR;
+# GPUSIM_SMS=N: a config of N SMs instead of 30 (a scaled-down GPU, to put several groups of
+# the resident grid on each SM as 40,000 samples do on an H200's 132); GPUSIM_SHMEM_KB=96:
+# 96 KiB of shared memory per SM instead of 64 (three 31 KiB blocks of the exact grid's
+# narrow size side by side, as an H200's registers allow; the occupancy API of the simulator
+# does not count shared memory, its launch does).
 set -eo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PREFIX=${NNTRAIN_GPGPUSIM_PREFIX:-$HOME/.cache/nntrain/gpgpusim}
@@ -46,6 +51,13 @@ trap 'rm -rf "$RUN"' EXIT
 cp "$PREFIX"/simcfg/* "$RUN"/
 sed -i 's/^-gpgpu_ptx_sim_mode 1/-gpgpu_ptx_sim_mode 0/' "$RUN/gpgpusim.config"
 grep -q '^-gpgpu_ptx_sim_mode 0' "$RUN/gpgpusim.config" || echo '-gpgpu_ptx_sim_mode 0' >>"$RUN/gpgpusim.config"
+if [ -n "${GPUSIM_SMS:-}" ]; then sed -i "s/^-gpgpu_n_clusters .*/-gpgpu_n_clusters $GPUSIM_SMS/" "$RUN/gpgpusim.config"; fi
+if [ -n "${GPUSIM_SHMEM_KB:-}" ]; then
+  sed -i -e "s/^-gpgpu_shmem_option .*/-gpgpu_shmem_option 32,64,$GPUSIM_SHMEM_KB/" \
+    -e "s/^-gpgpu_shmem_size .*/-gpgpu_shmem_size $((GPUSIM_SHMEM_KB * 1024))/" \
+    -e "s/^-gpgpu_shmem_sizeDefault .*/-gpgpu_shmem_sizeDefault $((GPUSIM_SHMEM_KB * 1024))/" \
+    -e "s/^-gpgpu_unified_l1d_size .*/-gpgpu_unified_l1d_size $((GPUSIM_SHMEM_KB + 32))/" "$RUN/gpgpusim.config"
+fi
 # shellcheck disable=SC1091
 (cd "$RUN" && set +u && source "$PREFIX/env.sh" &&
   "$BUILD/nntrain" train --config "$ROOT/configs/small_data.json" --device gpu --gpu-path "$path" \

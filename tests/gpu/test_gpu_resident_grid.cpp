@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
 #include "gpu_training_util.hpp"
 #include "nnmath.hpp"
 #include "resident.hpp"
@@ -25,12 +26,25 @@ using namespace nntrain::test;
 
 namespace {
 
-// The knob for the lifetime of a backend's construction (the backend reads it once).
+// The knobs for the lifetime of a backend's construction (the backend reads them once):
+// the grid's block count, and (threads > 0) the exact stage's block size.
 struct GridBlocks {
-  explicit GridBlocks(int blocks) { setenv("NNTRAIN_RESIDENT_GRID_BLOCKS", std::to_string(blocks).c_str(), 1); }
-  ~GridBlocks() { unsetenv("NNTRAIN_RESIDENT_GRID_BLOCKS"); }
+  explicit GridBlocks(int blocks, int threads = 0) {
+    setenv("NNTRAIN_RESIDENT_GRID_BLOCKS", std::to_string(blocks).c_str(), 1);
+    if (threads > 0) setenv("NNTRAIN_RESIDENT_GRID_THREADS", std::to_string(threads).c_str(), 1);
+  }
+  ~GridBlocks() {
+    unsetenv("NNTRAIN_RESIDENT_GRID_BLOCKS");
+    unsetenv("NNTRAIN_RESIDENT_GRID_THREADS");
+  }
   GridBlocks(const GridBlocks&) = delete;
   GridBlocks& operator=(const GridBlocks&) = delete;
+};
+
+// A grid's shape as the knobs force it: blocks, and threads per block (0: the plan's).
+struct GridShape {
+  GridShape(int b, int t = 0) : blocks(b), threads(t) {}  // NOLINT: a plain count converts
+  int blocks, threads;
 };
 
 struct Run {
@@ -38,10 +52,10 @@ struct Run {
   std::string details;
 };
 
-Run run_grid(const Dataset& d, const BackendOptions& o, const Params& init, int epochs, int blocks) {
+Run run_grid(const Dataset& d, const BackendOptions& o, const Params& init, int epochs, GridShape shape) {
   std::unique_ptr<Backend> b;
   {
-    GridBlocks knob(blocks);
+    GridBlocks knob(shape.blocks, shape.threads);
     b = make_gpu_backend(d, o);
   }
   CHECK(b->name() == "gpu-resident");
@@ -54,20 +68,22 @@ Run run_grid(const Dataset& d, const BackendOptions& o, const Params& init, int 
 
 // The grid at each of `blocks` against the CPU reference, and every run's bits equal to the
 // first's (losses and weights); `repeat`: the first block count once more.
-void check_grid(const Dataset& d, const BackendOptions& o, const std::vector<int>& blocks, int groups, int epochs = 20) {
+void check_grid(const Dataset& d, const BackendOptions& o, const std::vector<GridShape>& blocks, int groups,
+                int epochs = 20) {
   INFO(d.n << " samples, batch " << o.batch_size << ", " << o.optimizer.type << ", " << groups << " groups");
   const Params init = init_params(o.spec, Init::glorot_uniform, 7);
   auto cpu = make_cpu_reference_backend(d, o);
   const auto want = train_losses(*cpu, init, epochs);
   const Run first = run_grid(d, o, init, epochs, blocks.front());
   check_curves_close(first.losses, want, 1e-4);
-  std::vector<int> again = blocks;
+  std::vector<GridShape> again = blocks;
   again.push_back(blocks.front());  // two runs at one block count
   for (size_t i = 1; i < again.size(); ++i) {
-    INFO(again[i] << " blocks against " << blocks.front());
+    INFO(again[i].blocks << " blocks of " << again[i].threads << " threads against " << blocks.front().blocks);
     const Run r = run_grid(d, o, init, epochs, again[i]);
-    const int launched = std::min(again[i], groups);
-    CHECK_THAT(r.details, Catch::Contains(std::to_string(launched) + (launched == 1 ? " block (" : " blocks (")));
+    const int launched = std::min(again[i].blocks, groups);
+    const std::string of = again[i].threads > 0 ? " of " + std::to_string(again[i].threads) + " threads (" : " of ";
+    CHECK_THAT(r.details, Catch::Contains(std::to_string(launched) + (launched == 1 ? " block" : " blocks") + of));
     CHECK(same_bits(r.losses, first.losses));
     CHECK(same_bits(r.params, first.params));
   }
@@ -145,7 +161,7 @@ TEST_CASE("resident grid: shuffled mini-batches (ragged last batch and group) fo
     o.shuffle = true;
     o.seed = 7;  // not the default: a dropped seed would shuffle another order
     // Adam at three block counts; SGD at one (its bits across block counts: the full-batch case)
-    const std::vector<int> blocks = std::string(opt) == "adam" ? std::vector<int>{3, 1, 2} : std::vector<int>{2};
+    const auto blocks = std::string(opt) == "adam" ? std::vector<GridShape>{3, 1, 2} : std::vector<GridShape>{2};
     check_grid(gpu_random_data(350, 2, 1, 44), o, blocks, 3);
   }
 }
@@ -194,7 +210,7 @@ TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gp
   for (int blocks : {2, 101}) {
     INFO(blocks << " blocks");
     const Run r = run_grid(d, o, init, 1, blocks);
-    CHECK_THAT(r.details, Catch::Contains(std::to_string(blocks) + " blocks ("));  // the knob is capped silently
+    CHECK_THAT(r.details, Catch::Contains(std::to_string(blocks) + " blocks of "));  // the knob is capped silently
     REQUIRE(r.params.size() == 7);  // W0 (2), b0 (2), W1 (2), b1
     for (size_t k = 0; k < 6; ++k) CHECK(r.params[k] == 0.0f);
     CHECK(r.params[6] == -want);
@@ -206,7 +222,7 @@ TEST_CASE("resident grid: the exchange sums the groups in its fixed order", "[gp
   for (int blocks : {2, 101}) {
     INFO(blocks << " blocks, two steps");
     const Run r = run_grid(d, o, init, 2, blocks);
-    CHECK_THAT(r.details, Catch::Contains(std::to_string(blocks) + " blocks ("));
+    CHECK_THAT(r.details, Catch::Contains(std::to_string(blocks) + " blocks of "));
     CHECK(same_bits(r.losses, one.losses));
     CHECK(same_bits(r.params, one.params));
   }
@@ -246,10 +262,11 @@ TEST_CASE("resident grid (exact shape): groups of 128 whatever the knob, the gen
 TEST_CASE("resident grid (exact shape): full batch follows the CPU reference at 5, 1 and 2 blocks with the same bits",
           "[gpu][resident]") {
   // 600 samples: 4 groups of 128 and one of 88; at 5 blocks each keeps its group's inputs in
-  // registers, at 1 and 2 they reload them (block 0 of 2 takes groups 0, 2 and 4)
+  // registers, at 1 and 2 they reload them (block 0 of 2 takes groups 0, 2 and 4). Blocks of
+  // 128 threads (the narrow block: three gradient items per thread) give the same bits.
   const Dataset d = gpu_random_data(600, 2, 1, 51);
   const auto o = resident_options({2, 20, 5, 1}, Activation::relu, "adam");
-  check_grid(d, o, {5, 1, 2}, 5);
+  check_grid(d, o, {5, 1, 2, {5, 128}, {2, 128}}, 5);
   CHECK_THAT(run_grid(d, o, init_params(o.spec, Init::glorot_uniform, 7), 1, 5).details,
              Catch::Contains("exact shape 2-20-5-1 group stage"));
 }
@@ -262,7 +279,8 @@ TEST_CASE("resident grid (exact shape): shuffled mini-batches and chunks follow 
     o.seed = 9;
     // SGD at one block count and 8 epochs (simulator time; its bits across counts: Adam's)
     const bool adam = std::string(opt) == "adam";
-    check_grid(gpu_random_data(350, 2, 1, 52), o, adam ? std::vector<int>{2, 1} : std::vector<int>{2}, 3, adam ? 20 : 8);
+    const std::vector<GridShape> shapes = adam ? std::vector<GridShape>{2, 1, {2, 128}} : std::vector<GridShape>{2};
+    check_grid(gpu_random_data(350, 2, 1, 52), o, shapes, 3, adam ? 20 : 8);
   }
   auto o = resident_options({2, 20, 5, 1}, Activation::relu, "adam");
   o.batch_size = 300;
@@ -272,10 +290,28 @@ TEST_CASE("resident grid (exact shape): shuffled mini-batches and chunks follow 
 }
 
 TEST_CASE("resident grid (exact shape): one SGD step's gradient against the double reference", "[gpu][resident]") {
-  // 399 samples: 3 groups of 128 and one of 15, at 4 blocks (one group each) and at 1 (rows reused)
-  for (int blocks : {4, 1}) {
-    INFO(blocks << " blocks");
-    GridBlocks knob(blocks);
-    check_sgd_step_gradient(GpuPath::resident, {2, 20, 5, 1}, Activation::relu, 399);
+  // 399 samples: 3 groups of 128 and one of 15, at 4 blocks (one group each) and at 1 (rows
+  // reused), each with the wide block (a thread per gradient item) and the narrow one (128)
+  for (int threads : {0, 128}) {
+    for (int blocks : {4, 1}) {
+      INFO(blocks << " blocks of " << threads << " threads (0: the plan's)");
+      GridBlocks knob(blocks, threads);
+      check_sgd_step_gradient(GpuPath::resident, {2, 20, 5, 1}, Activation::relu, 399);
+    }
   }
+}
+
+TEST_CASE("resident grid (exact shape): the block-size knob takes 128 to 384 threads, only where it applies",
+          "[gpu][resident]") {
+  const Dataset d = gpu_random_data(300, 2, 1, 54);
+  for (const char* bad : {"96", "200", "416", "abc"}) {  // under a group, not a warp multiple, over the kernel's
+    INFO("NNTRAIN_RESIDENT_GRID_THREADS=" << bad);
+    setenv("NNTRAIN_RESIDENT_GRID_THREADS", bad, 1);
+    GridBlocks knob(2);
+    CHECK_THROWS_AS(make_gpu_backend(d, resident_options({2, 20, 5, 1}, Activation::relu, "adam")), UsageError);
+  }
+  // The generic grid has no block-size choice: the knob is not read
+  setenv("NNTRAIN_RESIDENT_GRID_THREADS", "abc", 1);
+  GridBlocks knob(2);
+  CHECK_NOTHROW(make_gpu_backend(d, resident_options({2, 6, 1}, Activation::tanh, "adam")));
 }
