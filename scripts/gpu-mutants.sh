@@ -132,8 +132,8 @@ gmutant gx-ragged-group kernels/cuda/resident_grid_exact.cuh 'resident grid (exa
   'const bool live = t.tid < n.batch;' \
   "resident grid, exact stage: the last (ragged) group's padding columns count as samples"
 gmutant gx-narrow-items kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
-  'if (per_thread == 1) gx_items<1>(rows, part, n, a, g);' \
-  'if (per_thread >= 1) gx_items<1>(rows, part, n, a, g);' \
+  'for (int i = t.tid; i < S * kExItems; i += blockDim.x) {' \
+  'for (int i = t.tid; i < min(S * kExItems, int(blockDim.x)); i += blockDim.x) {' \
   "resident grid, exact stage: a thread sums one gradient item only (a narrow block leaves items out)"
 gmutant gx-narrow-weights kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
   'for (int k = threadIdx.x; k < kExParams; k += blockDim.x) sw[exact_spos(k)] = __ldcg(w + k);' \

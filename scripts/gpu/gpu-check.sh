@@ -143,7 +143,9 @@ curve resident_minibatch_400 20 --gpu-path resident --batch-size 128 data.grid=2
 curve resident_grid 20 --gpu-path resident
 NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 curve resident_grid_minibatch 2 --gpu-path resident --batch-size 1000 \
   train.shuffle=true
-# 2-20-5-1 relu takes the grid's exact group stage; tanh takes its generic stages.
+# 2-20-5-1 relu takes the grid's exact group stage (at 40,000 samples its narrow blocks, 3 per
+# SM; the wide ones forced by the test-only knob); tanh takes its generic stages.
+NNTRAIN_RESIDENT_GRID_THREADS=352 curve resident_grid_wide 20 --gpu-path resident
 curve resident_grid_generic 20 --gpu-path resident model.activation=tanh
 
 # --- the reference experiment, timed ---------------------------------------------------------
@@ -208,6 +210,12 @@ NNTRAIN_RESIDENT_GRID_BLOCKS=2 san racecheck resident_grid_2blocks --gpu-path re
 NNTRAIN_RESIDENT_GRID_BLOCKS=2 san synccheck resident_grid_2blocks --gpu-path resident --epochs 3
 NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san racecheck resident_grid_minibatch --gpu-path resident --epochs 2 \
   --batch-size 333 train.shuffle=true
+# The exact stage's narrow block (128 threads, up to 3 gradient items each), a block per group
+# and 2 blocks taking several groups each.
+NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 NNTRAIN_RESIDENT_GRID_THREADS=128 san racecheck resident_grid_narrow \
+  --gpu-path resident --epochs 3
+NNTRAIN_RESIDENT_GRID_BLOCKS=2 NNTRAIN_RESIDENT_GRID_THREADS=128 san synccheck resident_grid_narrow_2blocks \
+  --gpu-path resident --epochs 3
 # The same on the grid's generic stages (tanh: not the exact shape).
 NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 san racecheck resident_grid_generic --gpu-path resident --epochs 3 \
   model.activation=tanh

@@ -100,11 +100,16 @@ for round in 1 2; do
 done
 
 # 0c. The resident grid (NNTRAIN_RESIDENT_GRID_BLOCKS, test-only: the grid at every size, as
-#     many blocks as are co-resident) against fused v2, 2,500 to 1,000,000 samples, A/B twice.
+#     many blocks as are co-resident) against fused v2, 2,500 to 1,000,000 samples, A/B twice;
+#     resident-wide: the exact stage's wide blocks forced (NNTRAIN_RESIDENT_GRID_THREADS=352),
+#     which tells whether the narrow blocks' rule (fewer rounds) holds on a GPU.
 for round in 1 2; do
-  for path in resident fused; do
-    NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 step "gpu: $path (grid) vs v2, 2,500-1,000,000 samples (round $round)" \
-      "grid_$path-$round.log" 90 "$NN" bench --config configs/peaks.json --device gpu --gpu-path "$path" --reps 3 \
+  for path in resident resident-wide fused; do
+    threads=; [ "$path" = resident-wide ] && threads=352
+    [ "$path" = resident-wide ] && [ "$round" = 2 ] && continue  # once: the lease's minutes
+    NNTRAIN_RESIDENT_GRID_THREADS=$threads NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 \
+      step "gpu: $path (grid) vs v2, 2,500-1,000,000 samples (round $round)" \
+      "grid_$path-$round.log" 90 "$NN" bench --config configs/peaks.json --device gpu --gpu-path "${path%-wide}" --reps 3 \
       --sweep data.grid=50,100,200,500,1000 --export-markdown "$W/grid_$path-$round.md" \
       --export-json "$W/grid_$path-$round.json" train.epochs=2000
   done
