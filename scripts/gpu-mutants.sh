@@ -135,6 +135,10 @@ gmutant gx-narrow-items kernels/cuda/resident_grid_exact.cuh 'resident grid (exa
   'for (int i = t.tid; i < S * kExItems; i += blockDim.x) {' \
   'for (int i = t.tid; i < min(S * kExItems, int(blockDim.x)); i += blockDim.x) {' \
   "resident grid, exact stage: a thread sums one gradient item only (a narrow block leaves items out)"
+gmutant gx-combine-barrier kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
+  'if (S > 1) {' \
+  'if (S > 1) { if (false)' \
+  "resident grid, exact stage: no barrier between the slices' sums and the combine that reads them"
 gmutant gx-narrow-weights kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
   'for (int k = threadIdx.x; k < kExParams; k += blockDim.x) sw[exact_spos(k)] = __ldcg(w + k);' \
   'for (int k = threadIdx.x; k < kExParams; k += 352) sw[exact_spos(k)] = __ldcg(w + k);' \

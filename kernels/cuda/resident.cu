@@ -177,6 +177,15 @@ int resident_grid_blocks_from_env() { return knob_from_env("NNTRAIN_RESIDENT_GRI
 
 int resident_grid_threads_from_env() { return knob_from_env("NNTRAIN_RESIDENT_GRID_THREADS", 1024, "threads"); }
 
+int exact_grid_threads(int groups, int force_blocks, int wide, int wide_blocks, int narrow, int narrow_blocks) {
+  const auto rounds = [&](int blocks) {
+    if (force_blocks > 0) blocks = std::min(blocks, force_blocks);
+    blocks = std::max(1, std::min(blocks, groups));
+    return (groups + blocks - 1) / blocks;
+  };
+  return rounds(narrow_blocks) < rounds(wide_blocks) ? narrow : wide;
+}
+
 std::string resident_launch_note(const ResidentPlan& plan) {
   if (!plan.grid) return "";
   return "; " + std::to_string(plan.blocks) + (plan.blocks == 1 ? " block" : " blocks") + " of " +

@@ -73,7 +73,7 @@ struct ResidentPlan {
   ResidentNet net;
   bool exact = false;  // the 2-20-5-1 relu kernel (widths as constants), else the generic one
   int bucket = 0;   // K: register arrays of this many floats (the generic kernel)
-  int threads = 0;  // of the one block
+  int threads = 0;  // of the one block; of each block of the grid (the exact grid's: prepare_resident's)
   int per_thread = 0;  // samples per thread (the last pass ragged)
   size_t smem_bytes = 0;
   // The cooperative grid (resident_grid.hpp): net.batch is then one group's samples.
@@ -101,6 +101,11 @@ ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Act
 // NNTRAIN_RESIDENT_GRID_BLOCKS: a TEST-ONLY knob that forces the grid and its block count
 // (0 where unset; anything but an integer from 1 to 2^20 throws UsageError: exit 2).
 int resident_grid_blocks_from_env();
+
+// The exact grid's block size: `narrow` where its co-resident blocks (narrow_blocks) run the
+// groups in fewer rounds than the wide block's (ties: wide, a thread per gradient item);
+// force_blocks > 0 (the test knob) caps both counts.
+int exact_grid_threads(int groups, int force_blocks, int wide, int wide_blocks, int narrow, int narrow_blocks);
 
 // NNTRAIN_RESIDENT_GRID_THREADS: a TEST-ONLY knob that forces the exact grid's block size (0
 // where unset; not an integer from 1 to 1024: UsageError; prepare_resident checks its range).

@@ -97,7 +97,11 @@ inline int grid_sms() {
 template <class Kernel>
 int size_grid(ResidentPlan& p, Kernel kernel, int threads, int sms) {
   int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, p.smem_bytes));
+  // The C entry point (a const void*), not the C++ template: GPGPU-Sim's template path ignores
+  // dynamic shared memory (it reported 3 blocks of 31 KiB in 64 KiB and the launch was
+  // refused); on a GPU both give the same count.
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(kernel), threads,
+                                                           p.smem_bytes));
   p.threads = threads;
   p.max_blocks = per_sm * sms;
   if (p.max_blocks < 1) throw CudaError("the resident grid kernel: no block of it fits on an SM");
@@ -120,7 +124,7 @@ int prepare_grid(ResidentPlan& p, Kernel kernel) {
 int prepare_grid_exact(ResidentPlan& p) {
   const auto kernel = resident_grid_exact_kernel;
   const int regs = prepare_kernel(kernel, p.smem_bytes);
-  const int sms = grid_sms(), wide = p.threads, narrow = kGxNarrow;
+  const int sms = grid_sms(), wide = gx_wide_threads(p.net), narrow = kGxNarrow;
   if (p.force_threads > 0) {
     if (p.force_threads % 32 != 0 || p.force_threads < narrow || p.force_threads > kGxMaxThreads)
       throw UsageError("NNTRAIN_RESIDENT_GRID_THREADS: the exact grid's blocks take a multiple of 32 from " +
@@ -128,8 +132,10 @@ int prepare_grid_exact(ResidentPlan& p) {
                        std::to_string(p.force_threads) + " (a test-only knob)");
     size_grid(p, kernel, p.force_threads, sms);
   } else {
-    const int narrow_rounds = size_grid(p, kernel, narrow, sms);
-    if (size_grid(p, kernel, wide, sms) > narrow_rounds) size_grid(p, kernel, narrow, sms);
+    const int narrow_blocks = (size_grid(p, kernel, narrow, sms), p.max_blocks);
+    size_grid(p, kernel, wide, sms);
+    if (exact_grid_threads(p.groups, p.force_blocks, wide, p.max_blocks, narrow, narrow_blocks) == narrow)
+      size_grid(p, kernel, narrow, sms);
   }
   return regs;
 }

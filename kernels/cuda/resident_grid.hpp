@@ -1,8 +1,9 @@
 // resident_grid.hpp — the resident trainer's cooperative grid: one cooperative launch runs a
 // chunk of epochs over a batch that one block cannot hold (resident.hpp dispatches to it).
 //
-// The batch's samples are split into GROUPS of a fixed size (the threads of a block, one
-// sample each; a function of the net and the batch only, never of the SM count); the last
+// The batch's samples are split into GROUPS of a fixed size (the generic stages: the threads of
+// a block, one sample each; the exact stage: 128; a function of the net and the batch only,
+// never of the SM count); the last
 // group of a batch is ragged. The launch has min(groups, co-resident blocks) blocks; block b
 // takes groups b, b + B, b + 2B, ... Every block keeps the whole padded weights in shared
 // memory and one group's rows, and per step:
@@ -19,7 +20,7 @@
 // and for any block count (a grid of fewer blocks runs the same groups in the same sums).
 // The exact shape of resident_exact.cuh (2-20-5-1 relu) takes its own group stage
 // (resident_grid_exact.cuh: groups of 128, one thread per sample, every layer's gradient in
-// one pass, 2 barriers per group, +1 between a block's groups; blocks of 352 threads, or of 128
+// one pass, 2 barriers per group; blocks of 352 threads, or of 128
 // three to an SM where that takes fewer rounds of groups); other nets the generic stages (a
 // barrier pair per layer).
 #pragma once
@@ -35,7 +36,8 @@ namespace nntrain::cuda {
 void plan_resident_grid(ResidentPlan& p, const std::vector<int>& widths, const std::vector<Activation>& acts,
                         int batch, size_t smem_optin, int force_blocks);
 
-// The grid's module, shared-memory limit and block count; returns registers per thread.
+// The grid's module, shared-memory limit, block count and (the exact stage) block size;
+// returns registers per thread.
 int prepare_resident_grid(ResidentPlan& plan);
 
 void launch_resident_grid(const ResidentPlan& plan, const float* x, const float* y, float* w, float* m, float* v,

@@ -10,15 +10,15 @@
 //     item k's slices added in order (so a group's sums have the one-block kernel's order for
 //     a batch of the group's size);
 //   * item k's sum to gpart[k][group], the loss item's to gloss[group].
-// 2 barriers per group (+1 before a block's next group) against the generic stage's 2 per
-// layer. The group size is a constant (kGxGroup), so every order depends on the net and the
-// batch alone, never on the blocks or their size.
+// 2 barriers per group against the generic stage's 2 per layer. The group size is a constant
+// (kGxGroup), so every order depends on the net and the batch alone, never on the blocks or
+// their size.
 //
 // Two block sizes (prepare_resident_grid picks by rounds of groups, resident_grid.cu): WIDE,
 // a thread per item of both slices (352), one block per SM by registers; NARROW, a thread per
-// sample of the group (128), 2-3 items per thread, three blocks per SM on an H200 (two in the
-// simulator's 64 KiB): where groups outnumber the SMs, three groups run side by side on an SM
-// instead of one after another.
+// sample of the group (128), 2-3 items per thread, three blocks per SM on an H200 by registers
+// (two in the simulator's 64 KiB of shared memory): where groups outnumber the SMs, the groups
+// of an SM run side by side instead of one after another.
 #pragma once
 
 #include "resident_exact.cuh"
@@ -36,6 +36,11 @@ constexpr int kGxMaxThreads = 384;  // 2 slices × 172 items, rounded up: 168 re
 // The narrow block: a thread per sample of a full group (≥ a third of the 2 × 172 items).
 constexpr int kGxNarrow = kGxGroup;
 
+// The wide block: a thread per gradient item of every slice (and at least one per sample).
+inline int gx_wide_threads(const ResidentNet& n) {
+  return (std::max(n.batch4, n.slices[0] * kExItems) + 31) / 32 * 32;
+}
+
 // The padded weights from w (the launch's or the step's published ones): parameter k by
 // thread k mod T, so any block size places all 171.
 __device__ __forceinline__ void gx_copy_weights(float* sw, const float* w) {
@@ -45,8 +50,12 @@ __device__ __forceinline__ void gx_copy_weights(float* sw, const float* w) {
 // Stage "load" of the launch: the padded weights and the row of ones; the block's group's
 // samples kept in registers where it keeps one group of a full batch (reload false).
 __device__ inline ExThread gx_prologue(float* sw, float* rows, const ResidentNet& n, const GridArgs& a, bool reload) {
+  // Of exact_items' thread we keep tid and the zeroed weights and ones row: the item fields are
+  // the one-block kernel's (gx_group maps items to threads itself), and the owners are the
+  // exchange's lanes (Owner), so w, m, v and spos stay unused.
   ExThread t = exact_items(sw, rows, n);
-  t.w = t.m = t.v = 0.0f;  // the owners are the exchange's lanes (Owner), not these threads
+  t.w = t.m = t.v = 0.0f;
+  t.spos = 0;
   __syncthreads();
   gx_copy_weights(sw, a.w);
   const int s = int(blockIdx.x) * n.batch + t.tid;  // the block's group of step 0
@@ -90,7 +99,8 @@ __device__ __forceinline__ void gx_write(const GridArgs& a, int k, int g, float 
 // three, one after another, in the narrow one): a sum's order is its item's, whatever thread
 // runs it, so the block size changes no bits. (Interleaving a thread's items for overlap was
 // slower in the simulator: 11,445 against 11,043 cycles per epoch, 2026-11-29.) `more`: the
-// block has another group this step (its rows and `part` are rewritten only after every read).
+// block has another group this step (its rows and `part` are rewritten only after every read:
+// two slices' combine barrier already orders that; one slice means one group, 28 samples at most).
 __device__ __forceinline__ void gx_group(const ExThread& t, float* sw, float* rows, float* part, const ResidentNet& n,
                                          const ResidentChunk& c, const Step& st, bool reload, const GridArgs& a, int g,
                                          bool more) {
@@ -117,7 +127,7 @@ __device__ __forceinline__ void gx_group(const ExThread& t, float* sw, float* ro
       gx_write(a, k, g, sum);
     }
   }
-  if (more) __syncthreads();
+  if (more && S == 1) __syncthreads();  // with two slices the combine's barrier came after every read
 }
 
 // One optimiser step of the grid, the exact group stage: as grid_step. Returns the step's loss
@@ -172,7 +182,7 @@ inline bool plan_grid_exact(ResidentPlan& p, int batch, size_t smem_optin) {
   n.passes = 1;
   n.pass_cols = n.batch4;
   n.stride = cols4 % 2 == 1 ? n.batch4 : n.batch4 + 4;
-  p.threads = (std::max(n.batch4, S * kExItems) + 31) / 32 * 32;
+  p.threads = gx_wide_threads(n);  // prepare_resident_grid may take the narrow block
   p.per_thread = 1;
   p.smem_bytes = 4 * (size_t(kExSWFloats) + size_t(kExRows) * n.stride + size_t(S > 1 ? S : 0) * kExItems);
   p.exact = true;

@@ -146,6 +146,10 @@ NNTRAIN_RESIDENT_GRID_BLOCKS=1048576 curve resident_grid_minibatch 2 --gpu-path 
 # 2-20-5-1 relu takes the grid's exact group stage (at 40,000 samples its narrow blocks, 3 per
 # SM; the wide ones forced by the test-only knob); tanh takes its generic stages.
 NNTRAIN_RESIDENT_GRID_THREADS=352 curve resident_grid_wide 20 --gpu-path resident
+for b in "resident_grid:of 128 threads" "resident_grid_wide:of 352 threads"; do  # the block each took
+  grep -q "${b#*:}" "$OUTDIR/curve_${b%%:*}/summary.json" 2>/dev/null ||
+    { row "  ${b%%:*}: blocks ${b#*:}" "NO (summary.json)"; FAILED=1; }
+done
 curve resident_grid_generic 20 --gpu-path resident model.activation=tanh
 
 # --- the reference experiment, timed ---------------------------------------------------------

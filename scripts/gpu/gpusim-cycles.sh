@@ -20,8 +20,7 @@
 # GPUSIM_SMS=N: a config of N SMs instead of 30 (a scaled-down GPU, to put several groups of
 # the resident grid on each SM as 40,000 samples do on an H200's 132); GPUSIM_SHMEM_KB=96:
 # 96 KiB of shared memory per SM instead of 64 (three 31 KiB blocks of the exact grid's
-# narrow size side by side, as an H200's registers allow; the occupancy API of the simulator
-# does not count shared memory, its launch does).
+# narrow size side by side, as an H200's registers allow; 64 KiB hold two).
 set -eo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PREFIX=${NNTRAIN_GPGPUSIM_PREFIX:-$HOME/.cache/nntrain/gpgpusim}

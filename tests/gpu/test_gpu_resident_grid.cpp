@@ -266,7 +266,7 @@ TEST_CASE("resident grid (exact shape): full batch follows the CPU reference at 
   // 128 threads (the narrow block: three gradient items per thread) give the same bits.
   const Dataset d = gpu_random_data(600, 2, 1, 51);
   const auto o = resident_options({2, 20, 5, 1}, Activation::relu, "adam");
-  check_grid(d, o, {5, 1, 2, {5, 128}, {2, 128}}, 5);
+  check_grid(d, o, {5, 1, 2, {5, 128}, {2, 128}, {2, 224}}, 5);
   CHECK_THAT(run_grid(d, o, init_params(o.spec, Init::glorot_uniform, 7), 1, 5).details,
              Catch::Contains("exact shape 2-20-5-1 group stage"));
 }
@@ -299,6 +299,23 @@ TEST_CASE("resident grid (exact shape): one SGD step's gradient against the doub
       check_sgd_step_gradient(GpuPath::resident, {2, 20, 5, 1}, Activation::relu, 399);
     }
   }
+}
+
+TEST_CASE("resident grid (exact shape): the narrow block where it takes fewer rounds of groups", "[gpu][resident]") {
+  using cuda::exact_grid_threads;
+  // An H200: 132 SMs, one wide block (352) or three narrow ones (128) per SM by registers
+  CHECK(exact_grid_threads(313, 0, 352, 132, 128, 396) == 128);   // 40,000 samples: 1 round, not 3
+  CHECK(exact_grid_threads(7813, 0, 352, 132, 128, 396) == 128);  // 1,000,000: 20 rounds, not 60
+  CHECK(exact_grid_threads(133, 0, 352, 132, 128, 396) == 128);   // 1 round, not 2
+  CHECK(exact_grid_threads(132, 0, 352, 132, 128, 396) == 352);   // 1 round either way: the wide one
+  CHECK(exact_grid_threads(16, 0, 352, 132, 128, 396) == 352);
+  CHECK(exact_grid_threads(1, 0, 352, 132, 128, 396) == 352);
+  // The simulated card: 30 SMs, two narrow blocks of 31 KiB in 64 KiB; 79 groups: 2 rounds, not 3
+  CHECK(exact_grid_threads(79, 0, 352, 30, 128, 60) == 128);
+  CHECK(exact_grid_threads(120, 0, 352, 30, 128, 60) == 128);     // 2 rounds, not 4
+  // The test knob caps both counts: 13 groups on at most 5 blocks are 3 rounds either way
+  CHECK(exact_grid_threads(13, 5, 352, 30, 128, 60) == 352);
+  CHECK(exact_grid_threads(13, 40, 352, 10, 128, 20) == 128);     // 1 round on 20, 2 on 10
 }
 
 TEST_CASE("resident grid (exact shape): the block-size knob takes 128 to 384 threads, only where it applies",
