@@ -102,12 +102,14 @@ step_bench() {
 step_sweep() {
   local d="$W/sweep" rc=0 pid resume
   set -m  # (a background job of its own: SIGINT reaches it, as Ctrl-C would)
-  "$BIN" sweep --config configs/peaks.json --epochs 3000 --threads 1 data.grid=20 timing.warmup_epochs=0 \
+  # 20,000 epochs: the wide points train for ~1 s on a fast core (3,000 took 0.17 s on a Zen 5,
+  # and the whole sweep ended before the interrupt landed: CI of f9c34c6)
+  "$BIN" sweep --config configs/peaks.json --epochs 20000 --threads 1 data.grid=20 timing.warmup_epochs=0 \
     --grid optimizer.lr=0.003,0.01 --grid 'model.layers=[2,20,5,1],[2,64,64,1]' --out "$d" \
     >"$W/sweep.out" 2>"$W/sweep.err" &
   pid=$!
   set +m
-  for _ in $(seq 600); do [[ -e $d/points/001/sweep-run.json ]] && break; sleep 0.1; done
+  for _ in $(seq 3000); do [[ -e $d/points/001/sweep-run.json ]] && break; sleep 0.02; done
   kill -INT "$pid" 2>/dev/null
   wait "$pid" || rc=$?
   need_file "$d/results.csv" || return 1
