@@ -102,9 +102,13 @@ step_bench() {
 step_sweep() {
   local d="$W/sweep" rc=0 pid resume
   set -m  # (a background job of its own: SIGINT reaches it, as Ctrl-C would)
-  # 20,000 epochs: the wide points train for ~1 s on a fast core (3,000 took 0.17 s on a Zen 5,
-  # and the whole sweep ended before the interrupt landed: CI of f9c34c6)
-  "$BIN" sweep --config configs/peaks.json --epochs 20000 --threads 1 data.grid=20 timing.warmup_epochs=0 \
+  # 20,000 epochs: the wide points train ~1 s on a fast core (3,000: 0.17 s on a Zen 5), so the
+  # interrupt lands mid-sweep with room to spare. `env --default-signal=INT`: SIGINT as Ctrl-C
+  # delivers it to a terminal's job; a runner that starts this script as a background job
+  # without job control passes SIGINT ignored, which nntrain keeps (as train does), and the
+  # sweep would run to its end (two CI runs of f9c34c6/11b7cac launched so failed here).
+  env --default-signal=INT "$BIN" sweep --config configs/peaks.json --epochs 20000 --threads 1 data.grid=20 \
+    timing.warmup_epochs=0 \
     --grid optimizer.lr=0.003,0.01 --grid 'model.layers=[2,20,5,1],[2,64,64,1]' --out "$d" \
     >"$W/sweep.out" 2>"$W/sweep.err" &
   pid=$!
