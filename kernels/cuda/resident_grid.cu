@@ -92,51 +92,54 @@ inline int grid_sms() {
   return sms;
 }
 
-// Sizes the grid for blocks of `threads`: co-resident maximum and blocks (min of the groups,
-// the maximum and the test knob); returns the rounds of groups a block runs one after another.
+// Blocks of `threads` the device holds at once (the occupancy × SMs).
 template <class Kernel>
-int size_grid(ResidentPlan& p, Kernel kernel, int threads, int sms) {
+int co_resident(Kernel kernel, int threads, size_t smem, int sms) {
   int per_sm = 0;
   // The C entry point (a const void*), not the C++ template: GPGPU-Sim's template path ignores
   // dynamic shared memory (it reported 3 blocks of 31 KiB in 64 KiB and the launch was
   // refused); on a GPU both give the same count.
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(kernel), threads,
-                                                           p.smem_bytes));
+                                                           smem));
+  if (per_sm < 1) throw CudaError("the resident grid kernel: no block of it fits on an SM");
+  return per_sm * sms;
+}
+
+// The launch's shape: blocks of `threads`, min(groups, the co-resident maximum, the test knob).
+void set_grid(ResidentPlan& p, int threads, int max_blocks) {
   p.threads = threads;
-  p.max_blocks = per_sm * sms;
-  if (p.max_blocks < 1) throw CudaError("the resident grid kernel: no block of it fits on an SM");
+  p.max_blocks = max_blocks;
   p.blocks = std::min(p.groups, p.max_blocks);
   if (p.force_blocks > 0) p.blocks = std::min(p.blocks, p.force_blocks);
-  return (p.groups + p.blocks - 1) / p.blocks;
 }
 
 // The generic grid's module and shared-memory limit; its block count from the occupancy.
 template <class Kernel>
 int prepare_grid(ResidentPlan& p, Kernel kernel) {
   const int regs = prepare_kernel(kernel, p.smem_bytes);
-  size_grid(p, kernel, p.threads, grid_sms());
+  set_grid(p, p.threads, co_resident(kernel, p.threads, p.smem_bytes, grid_sms()));
   return regs;
 }
 
 // The exact stage's block size: the wide block (an item per thread) unless narrow blocks (a
-// sample per thread, several per SM) run the groups in fewer rounds; NNTRAIN_RESIDENT_GRID_
-// THREADS (test-only) forces one. No bits depend on it (resident_grid_exact.cuh).
+// sample per thread, several per SM) run the groups in fewer rounds (exact_grid_threads);
+// NNTRAIN_RESIDENT_GRID_THREADS (test-only) forces one. No bits depend on it
+// (resident_grid_exact.cuh).
 int prepare_grid_exact(ResidentPlan& p) {
   const auto kernel = resident_grid_exact_kernel;
   const int regs = prepare_kernel(kernel, p.smem_bytes);
   const int sms = grid_sms(), wide = gx_wide_threads(p.net), narrow = kGxNarrow;
-  if (p.force_threads > 0) {
-    if (p.force_threads % 32 != 0 || p.force_threads < narrow || p.force_threads > kGxMaxThreads)
+  const auto max_blocks = [&](int threads) { return co_resident(kernel, threads, p.smem_bytes, sms); };
+  int threads = p.force_threads;
+  if (threads > 0) {
+    if (threads % 32 != 0 || threads < narrow || threads > kGxMaxThreads)
       throw UsageError("NNTRAIN_RESIDENT_GRID_THREADS: the exact grid's blocks take a multiple of 32 from " +
                        std::to_string(narrow) + " to " + std::to_string(kGxMaxThreads) + " threads, got " +
-                       std::to_string(p.force_threads) + " (a test-only knob)");
-    size_grid(p, kernel, p.force_threads, sms);
+                       std::to_string(threads) + " (a test-only knob)");
   } else {
-    const int narrow_blocks = (size_grid(p, kernel, narrow, sms), p.max_blocks);
-    size_grid(p, kernel, wide, sms);
-    if (exact_grid_threads(p.groups, p.force_blocks, wide, p.max_blocks, narrow, narrow_blocks) == narrow)
-      size_grid(p, kernel, narrow, sms);
+    threads = exact_grid_threads(p.groups, p.force_blocks, wide, max_blocks(wide), narrow, max_blocks(narrow));
   }
+  set_grid(p, threads, max_blocks(threads));
   return regs;
 }
 
