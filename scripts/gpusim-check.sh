@@ -6,8 +6,9 @@
 # Otherwise it
 #   1. builds the simulator into a cache (NNTRAIN_GPGPUSIM_PREFIX, default
 #      ~/.cache/nntrain/gpgpusim; build-gpgpusim.sh returns at once when it is built already),
-#   2. builds nntrain and nntrain_gpu_tests for it in build-sim/ (BUILD_DIR=...): PTX for
-#      compute_75 only and the shared CUDA runtime (which the simulator replaces), Release,
+#   2. builds nntrain, nntrain_gpu_tests and nntrain_grid_barrier for it in build-sim/
+#      (BUILD_DIR=...): PTX for compute_75 only and the shared CUDA runtime (which the
+#      simulator replaces), Release,
 #   3. runs the simulator's per-instruction micro tests (run-microtests.sh),
 #   4. runs every [gpu] test case that does not need cuBLAS, chosen by tag ("[gpu]~[cublas]"),
 #      several cases to a simulator process (CASE_BATCHES processes, default 5 per job: each
@@ -17,8 +18,10 @@
 #   5. trains small configs with `nntrain train --device both --gpu-path fused` and `resident`
 #      (full batch and mini-batch with shuffle, ReLU and tanh, 400 samples) and compares the GPU's loss curve
 #      with the CPU reference backend's over the first 20 epochs (<= 1e-4 relative), and
-#      checks that nntrain says the device is simulated (info, console, summary.json, bench).
-# Steps 3-5 run as parallel jobs (JOBS, default nproc), each simulator process in a folder of
+#      checks that nntrain says the device is simulated (info, console, summary.json, bench),
+#   6. runs bench/grid_barrier.cu's three loops at 2, 5 and 40 blocks (its exchange checked
+#      exactly; on the simulator it prints no time).
+# Steps 3-6 run as parallel jobs (JOBS, default nproc), each simulator process in a folder of
 # its own (GPGPU-Sim writes fixed-name scratch files where it runs).
 # Prints one line per check, a closing "N passed, M failed" line, and exits 1 on any failure.
 # Logs: build-sim/gpusim-logs/ (batch-K.log and batch-K.xml for the [gpu] cases). Env: CMAKE_ARGS
@@ -98,12 +101,12 @@ if ! grep -q "CUDA backend ON" "$LOGS/configure.log"; then
   bad "configure $BUILD: no CUDA backend (is nvcc installed?), see $LOGS/configure.log"
   finish
 fi
-if ! nice cmake --build "$BUILD" --parallel "$JOBS" --target nntrain nntrain_gpu_tests >"$LOGS/build.log" 2>&1; then
+if ! nice cmake --build "$BUILD" --parallel "$JOBS" --target nntrain nntrain_gpu_tests nntrain_grid_barrier >"$LOGS/build.log" 2>&1; then
   grep -E "error|FAILED" "$LOGS/build.log" | head -20
-  bad "build nntrain + nntrain_gpu_tests (log: $LOGS/build.log)"
+  bad "build nntrain + nntrain_gpu_tests + nntrain_grid_barrier (log: $LOGS/build.log)"
   finish
 fi
-ok "build nntrain + nntrain_gpu_tests (compute_75 PTX, shared cudart) [$(elapsed)]"
+ok "build nntrain + nntrain_gpu_tests + nntrain_grid_barrier (compute_75 PTX, shared cudart) [$(elapsed)]"
 NN=$BUILD/nntrain
 GT=$BUILD/tests/nntrain_gpu_tests
 # Listed before the simulator's environment is set: listing runs no GPU code.
@@ -236,6 +239,8 @@ for ((b = 1; b <= ${#SPEC[@]}; b++)); do  # the longest first
 done
 job info "$NN" info
 job bench "$NN" bench --config "$ROOT/configs/small_data.json" --devices gpu --reps 1 train.epochs=1
+# The barrier bench of gpu-profile.sh (0f) runs its three loops and checks its exchange.
+job barrier "$BUILD/nntrain_grid_barrier" --blocks 2,5,40 --iters 3 --reps 1
 wait
 
 # --- 3. PTX micro tests ------------------------------------------------------------------
@@ -306,6 +311,12 @@ if [ "$rc" = 2 ] && grep -q "nntrain: error: .*simulator" "$LOGS/bench.log"; the
   ok "nntrain bench refuses to time the simulated GPU (exit 2)"
 else
   bad "nntrain bench on the simulated GPU: exit $rc, expected 2 naming the simulator (log: $LOGS/bench.log)"
+fi
+read -r rc secs < <(result barrier)
+if [ "$rc" = 0 ] && [ "$(grep -c 'ran, exact' "$LOGS/barrier.log")" = 3 ] && grep -q 'no time is printed' "$LOGS/barrier.log"; then
+  ok "nntrain_grid_barrier: grid.sync, the flag barrier and the grid's exchange at 2, 5 and 40 blocks, exact, no time shown"
+else
+  bad "nntrain_grid_barrier on the simulator: exit $rc (log: $LOGS/barrier.log)"
 fi
 
 # compare_curves METRICS_CSV: the first $EPOCHS gpu losses against the cpu's, relative.

@@ -3,8 +3,9 @@
 # fused step's time goes, and how the CPU next to the GPU scales. Prebuilt binaries only
 # (scripts/gpu/gpu-pack.sh here; carry .devrun):   NNTRAIN_PREBUILT=.devrun scripts/gpu/gpu-profile.sh
 #
-#   0. the resident path (issue 43: one block, one launch per chunk of epochs) against fused
-#      v2 and the CPU on all cores, 100 to 900 samples, 2000 epochs, medians of 3, the two
+#   0. the resident grid's barriers and exchange alone, 8-396 blocks (bench/grid_barrier.cu:
+#      0a); the resident path (issue 43: one block, one launch per chunk of epochs) against
+#      fused v2 and the CPU on all cores, 100 to 900 samples, 2000 epochs, medians of 3, the two
 #      GPU paths alternating twice (the model to check: docs/GPU.md, "The resident path");
 #      and the resident path's cooperative grid (forced at every size) against v2 from 2,500
 #      to 1,000,000 samples (docs/GPU.md, "The resident grid": never timed on a GPU); and
@@ -88,6 +89,17 @@ for _ in range(5):
 print("us per kernel node, 5 runs of 20 replays of 1000 nodes:", " ".join(f"{r:.3f}" for r in res))
 PY
 row "  launch gap" "$(tail -1 "$W/launch_gap.log")"
+
+# 0a. What the resident grid's step costs besides its group stage (bench/grid_barrier.cu):
+#     grid.sync() alone, a release/acquire counter barrier, and the grid's own exchange with
+#     its two barriers, ns per iteration for 8-396 blocks of 128 threads (the narrow block),
+#     8-132 of 352 (the wide one, one per SM), the reference experiment's 313 groups and
+#     1,000,000 samples' 7,813 (docs/GPU.md: the cost model's weakest part).
+GB=$PRE/nntrain_grid_barrier
+step "gpu: grid barriers, narrow blocks" barrier_narrow.log 30 "$GB" --threads 128
+step "gpu: grid barriers, wide blocks" barrier_wide.log 30 "$GB" --threads 352 --blocks 8,16,32,66,132
+step "gpu: grid exchange, 313 groups" barrier_313.log 30 "$GB" --threads 128 --blocks 132,264,313,396 --groups 313
+step "gpu: grid exchange, 7,813 groups" barrier_7813.log 60 "$GB" --threads 128 --blocks 396 --groups 7813 --iters 1000
 
 # 0b. The resident path against fused v2 and the CPU (all cores), sizes one block holds
 #     (100, 196, 400, 484: one sample per thread; 900: two), A/B alternating twice.
@@ -221,6 +233,9 @@ for f in resident_resident-1.md resident_fused-1.md resident_resident-2.md resid
          gpu_sizes_1-pdl1.md gpu_sizes_2-pdl0.md gpu_sizes_3-pdl1.md gpu_sizes_4-pdl0.md cpu_threads_200.md \
          cpu_threads_500.md cpu_threads_b256.md cpu_threads_b1024.md cpu_threads_b4096.md; do
   [ -f "$W/$f" ] && { echo; grep -E "^\|" "$W/$f" | head -14; }
+done
+for f in barrier_narrow barrier_wide barrier_313 barrier_7813; do
+  [ -f "$W/$f.log" ] && { echo; echo "$f:"; head -16 "$W/$f.log"; }
 done
 for grid in 10 50 200; do
   [ -f "$W/ncu_$grid.csv" ] || continue
