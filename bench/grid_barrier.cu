@@ -274,6 +274,10 @@ int main(int argc, char** argv) {
         std::printf(" %18s", ("> " + std::to_string(fit) + " fit").c_str());
         continue;
       }
+      if (m == kExchange && b * o.threads * kResMaxOwn < kParams) {  // an owner lane holds at most kResMaxOwn
+        std::printf(" %18s", "too few owners");
+        continue;
+      }
       double r[2];
       launch(m, b, o.threads, groups, std::min(o.iters, 20), a, r);  // warm-up (and the module's load)
       std::vector<double> timer, events;
