@@ -139,6 +139,10 @@ gmutant gx-combine-barrier kernels/cuda/resident_grid_exact.cuh 'resident grid (
   'if (S > 1) {' \
   'if (S > 1) { if (false)' \
   "resident grid, exact stage: no barrier between the slices' sums and the combine that reads them"
+gmutant gx-narrow-regs kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): full batch*' \
+  'if (threads <= kGxNarrow) return resident_grid_exact_kernel<kGxNarrow, 4>;' \
+  'if (threads <= kGxNarrow) return resident_grid_exact_kernel<kGxMaxThreads, 1>;' \
+  "resident grid, exact stage: the narrow block runs the wide block's kernel (168 registers: three per SM, not four)"
 gmutant gx-narrow-weights kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
   'for (int k = threadIdx.x; k < kExParams; k += blockDim.x) sw[exact_spos(k)] = __ldcg(w + k);' \
   'for (int k = threadIdx.x; k < kExParams; k += 352) sw[exact_spos(k)] = __ldcg(w + k);' \

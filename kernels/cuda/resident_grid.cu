@@ -126,10 +126,10 @@ int prepare_grid(ResidentPlan& p, Kernel kernel) {
 // NNTRAIN_RESIDENT_GRID_THREADS (test-only) forces one. No bits depend on it
 // (resident_grid_exact.cuh).
 int prepare_grid_exact(ResidentPlan& p) {
-  const auto kernel = resident_grid_exact_kernel;
-  const int regs = prepare_kernel(kernel, p.smem_bytes);
   const int sms = grid_sms(), wide = gx_wide_threads(p.net), narrow = kGxNarrow;
-  const auto max_blocks = [&](int threads) { return co_resident(kernel, threads, p.smem_bytes, sms); };
+  const int regs_wide = prepare_kernel(gx_kernel(wide), p.smem_bytes);
+  const int regs_narrow = prepare_kernel(gx_kernel(narrow), p.smem_bytes);
+  const auto max_blocks = [&](int threads) { return co_resident(gx_kernel(threads), threads, p.smem_bytes, sms); };
   int threads = p.force_threads;
   if (threads > 0) {
     if (threads % 32 != 0 || threads < narrow || threads > kGxMaxThreads)
@@ -140,7 +140,7 @@ int prepare_grid_exact(ResidentPlan& p) {
     threads = exact_grid_threads(p.groups, p.force_blocks, wide, max_blocks(wide), narrow, max_blocks(narrow));
   }
   set_grid(p, threads, max_blocks(threads));
-  return regs;
+  return threads == narrow ? regs_narrow : regs_wide;
 }
 
 template <class Kernel>
@@ -223,7 +223,7 @@ void launch_resident_grid(const ResidentPlan& plan, const float* x, const float*
   if (plan.blocks < 1) throw CudaError("launch_resident_grid: prepare_resident has not sized the grid");
   const GridArgs a{x, y, w, m, v, state, table, losses, gpart, gloss, plan.batch, plan.groups};
   const int sg = sgd ? 1 : 0;
-  if (plan.exact) return launch_grid(plan, resident_grid_exact_kernel, a, c, h, sg, s);
+  if (plan.exact) return launch_grid(plan, gx_kernel(plan.threads), a, c, h, sg, s);
   switch (plan.bucket) {
     case 8: return launch_grid(plan, resident_grid_kernel<8>, a, c, h, sg, s);
     case 16: return launch_grid(plan, resident_grid_kernel<16>, a, c, h, sg, s);

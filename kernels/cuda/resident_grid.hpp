@@ -21,7 +21,7 @@
 // The exact shape of resident_exact.cuh (2-20-5-1 relu) takes its own group stage
 // (resident_grid_exact.cuh: groups of 128, one thread per sample, every layer's gradient in
 // one pass, 2 barriers per group; blocks of 352 threads, or of 128
-// three to an SM where that takes fewer rounds of groups); other nets the generic stages (a
+// four to an SM where that takes fewer rounds of groups); other nets the generic stages (a
 // barrier pair per layer).
 #pragma once
 

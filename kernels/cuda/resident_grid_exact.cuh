@@ -16,7 +16,7 @@
 //
 // Two block sizes (prepare_resident_grid picks by rounds of groups, resident_grid.cu): WIDE,
 // a thread per item of both slices (352), one block per SM by registers; NARROW, a thread per
-// sample of the group (128), 2-3 items per thread, three blocks per SM on an H200 by registers
+// sample of the group (128), 2-3 items per thread, four blocks per SM on an H200 by registers
 // (two in the simulator's 64 KiB of shared memory): where groups outnumber the SMs, the groups
 // of an SM run side by side instead of one after another.
 #pragma once
@@ -148,8 +148,12 @@ __device__ __forceinline__ double gx_step(const ExThread& t, float* sw, float* r
   return loss;
 }
 
-// Shared memory: the padded weights, the group's 55 rows, the slices' item sums.
-__global__ void __launch_bounds__(kGxMaxThreads, 1)
+// Shared memory: the padded weights, the group's 55 rows, the slices' item sums. Two
+// instantiations, one per block size: the wide block's registers are capped at 168 (one block
+// per SM: 151 / 153 used, ptxas sm_75 / sm_90), the narrow block's at 128 (four per SM on an
+// H200: 128 / 126 used, no spills), so a fourth group of an SM runs beside the other three.
+template <int kMaxThreads, int kMinBlocks>
+__global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
     resident_grid_exact_kernel(GridArgs a, ResidentChunk c, AdamHyper h, int sgd, ResidentNet n) {
   extern __shared__ __align__(16) unsigned char smem[];
   float* sw = reinterpret_cast<float*>(smem);
@@ -166,6 +170,14 @@ __global__ void __launch_bounds__(kGxMaxThreads, 1)
     if (blockIdx.x == 0 && t.tid == 0) a.losses[e] = float(epoch_loss / double(c.batches));
   }
   store_owner(o, a, c, kExParams, sgd, epoch0);
+}
+
+using GxKernel = void (*)(GridArgs, ResidentChunk, AdamHyper, int, ResidentNet);
+
+// The kernel for blocks of `threads`: the narrow block's, else the wide one's (the knob's sizes).
+inline GxKernel gx_kernel(int threads) {
+  if (threads <= kGxNarrow) return resident_grid_exact_kernel<kGxNarrow, 4>;
+  return resident_grid_exact_kernel<kGxMaxThreads, 1>;
 }
 
 // The exact group stage's plan (p.exact, p.grid): groups of kGxGroup samples (fewer: one group

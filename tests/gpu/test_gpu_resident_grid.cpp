@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -66,6 +67,14 @@ Run run_grid(const Dataset& d, const BackendOptions& o, const Params& init, int 
   return r;
 }
 
+// The "N registers per thread" that details() reports (-1 where it names none).
+int registers_of(const std::string& details) {
+  const size_t at = details.find(" registers per thread");
+  size_t from = at;
+  while (from != std::string::npos && from > 0 && std::isdigit(static_cast<unsigned char>(details[from - 1]))) --from;
+  return at == std::string::npos || from == at ? -1 : std::stoi(details.substr(from, at - from));
+}
+
 // The grid at each of `blocks` against the CPU reference, and every run's bits equal to the
 // first's (losses and weights); `repeat`: the first block count once more.
 void check_grid(const Dataset& d, const BackendOptions& o, const std::vector<GridShape>& blocks, int groups,
@@ -84,6 +93,10 @@ void check_grid(const Dataset& d, const BackendOptions& o, const std::vector<Gri
     const int launched = std::min(again[i].blocks, groups);
     const std::string of = again[i].threads > 0 ? " of " + std::to_string(again[i].threads) + " threads (" : " of ";
     CHECK_THAT(r.details, Catch::Contains(std::to_string(launched) + (launched == 1 ? " block" : " blocks") + of));
+    if (again[i].threads == 128) {  // the narrow kernel: at most 128 registers, four blocks per SM on an H200
+      CHECK(registers_of(r.details) > 0);
+      CHECK(registers_of(r.details) <= 128);
+    }
     CHECK(same_bits(r.losses, first.losses));
     CHECK(same_bits(r.params, first.params));
   }
@@ -303,7 +316,9 @@ TEST_CASE("resident grid (exact shape): one SGD step's gradient against the doub
 
 TEST_CASE("resident grid (exact shape): the narrow block where it takes fewer rounds of groups", "[gpu][resident]") {
   using cuda::exact_grid_threads;
-  // An H200: 132 SMs, one wide block (352) or three narrow ones (128) per SM by registers
+  // An H200: 132 SMs, one wide block (352) per SM by registers; three narrow ones (128) at 153
+  // registers, four at 128 (the narrow kernel's cap since 2026-11-29)
+  CHECK(exact_grid_threads(7813, 0, 352, 132, 128, 528) == 128);  // 1,000,000: 15 rounds, not 60
   CHECK(exact_grid_threads(313, 0, 352, 132, 128, 396) == 128);   // 40,000 samples: 1 round, not 3
   CHECK(exact_grid_threads(7813, 0, 352, 132, 128, 396) == 128);  // 1,000,000: 20 rounds, not 60
   CHECK(exact_grid_threads(133, 0, 352, 132, 128, 396) == 128);   // 1 round, not 2
