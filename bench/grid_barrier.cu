@@ -3,7 +3,7 @@
 // turns simulated cycles into H200 time, but a grid barrier's real cost is what the simulator
 // cannot give; the epoch time the trainer measures minus this is its group stage.
 //
-//   nntrain_grid_barrier [--blocks 8,16,32,66,132,264,396] [--threads 128] [--groups N]
+//   nntrain_grid_barrier [--blocks 8,16,32,66,132,264,396,528] [--threads 128] [--groups N]
 //                        [--iters 2000] [--reps 5]
 //
 // Three loops, each one cooperative launch of B blocks of T threads, per B:
@@ -16,10 +16,12 @@
 //             the step's loss, grid.sync(), the weights copied into shared memory.
 // Each is timed by %globaltimer (block 0, between a first barrier and the end of the loop) and
 // by events around the launch (which add the launch), ns per iteration, the median of --reps
-// launches after one warm-up. Groups: --groups N (the same N at every B), else one per block.
-// The exchange runs SGD with every gradient 1 (sums exact in any order), so the weights it
-// publishes are checked exactly. On GPGPU-Sim it checks and prints no time: a simulator's
-// time is not a measurement.
+// launches after one warm-up launch as long. Groups: --groups N (the same N at every B), else
+// one per block. The exchange runs SGD with every group's gradient 1 on even steps and 2 on odd
+// ones (sums exact in any order; the arrays NaN before each launch), so a sum that reads a
+// group not yet written, or last step's, is caught: every block checks the weights it copies
+// each step, the host the final weights and the loss sum, exactly. On GPGPU-Sim it checks and
+// prints no time: a simulator's time is not a measurement.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -76,7 +78,11 @@ __global__ void flag_loop(int iters, unsigned* count, unsigned long long* t) {
   if (blockIdx.x == 0 && threadIdx.x == 0) t[0] = t0, t[1] = stamp();
 }
 
-// The grid's step (resident_grid_exact.cuh's gx_step) with each group's gradient a row of ones.
+// Steps 0 .. i with gradients 1, 2, 1, 2, ...: their sum.
+__host__ __device__ inline int steps_sum(int steps) { return steps + steps / 2; }
+
+// The grid's step (resident_grid_exact.cuh's gx_step) with each group's gradient a row of
+// 1 + (i & 1); the weights each block copies after step i must be -lr × groups × steps_sum(i + 1).
 __global__ void exchange_loop(GridArgs a, int iters, unsigned long long* t) {
   extern __shared__ float sw[];
   cg::grid_group grid = cg::this_grid();
@@ -85,10 +91,12 @@ __global__ void exchange_loop(GridArgs a, int iters, unsigned long long* t) {
   double loss = 0;
   grid.sync();
   const unsigned long long t0 = stamp();
+  bool wrong = false;
   for (int i = 0; i < iters; ++i) {
+    const float gi = (i & 1) ? 2.0f : 1.0f;
     for (int g = int(blockIdx.x); g < a.groups; g += int(gridDim.x)) {
-      for (int k = int(threadIdx.x); k < kParams; k += int(blockDim.x)) a.gpart[size_t(k) * a.groups + g] = 1.0f;
-      if (threadIdx.x == 0) a.gloss[g] = 1.0;
+      for (int k = int(threadIdx.x); k < kParams; k += int(blockDim.x)) a.gpart[size_t(k) * a.groups + g] = gi;
+      if (threadIdx.x == 0) a.gloss[g] = gi;
     }
     grid.sync();
     exchange(o, a, kParams, a.groups, h, AdamStep{}, 1);
@@ -96,9 +104,11 @@ __global__ void exchange_loop(GridArgs a, int iters, unsigned long long* t) {
     grid.sync();
     for (int k = int(threadIdx.x); k < kParams; k += int(blockDim.x)) sw[k] = __ldcg(a.w + k);
     __syncthreads();
+    const float want = -float(a.groups * steps_sum(i + 1)) * kLr;
+    if (threadIdx.x < kParams && sw[threadIdx.x] != want) wrong = true;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) t[0] = t0, t[1] = stamp(), a.losses[0] = float(loss);
-  if (sw[threadIdx.x % kParams] != a.w[threadIdx.x % kParams]) a.losses[1] = 1.0f;  // a copy that is read
+  if (wrong) a.losses[1] = 1.0f;
 }
 
 void check(cudaError_t e, const char* what) {
@@ -123,7 +133,7 @@ std::vector<int> parse_list(const char* s) {
 }
 
 struct Options {
-  std::vector<int> blocks{8, 16, 32, 66, 132, 264, 396};
+  std::vector<int> blocks{8, 16, 32, 66, 132, 264, 396, 528};
   int threads = 128, groups = 0, iters = 2000, reps = 5;
 };
 
@@ -184,7 +194,8 @@ int co_resident(Mode m, int threads, int sms) {
 }
 
 // One launch of `iters` iterations: {globaltimer ns, event ns} per iteration. The exchange's
-// weights start at 0 and must end at -iters × groups × lr exactly.
+// weights start at 0 and must end at -groups × steps_sum(iters) × lr exactly, its loss sum at
+// groups × steps_sum(iters), and no block may have copied other weights after any step.
 void launch(Mode m, int blocks, int threads, int groups, int iters, Arrays& a, double out[2]) {
   GridArgs g{};
   g.w = a.w;
@@ -194,6 +205,9 @@ void launch(Mode m, int blocks, int threads, int groups, int iters, Arrays& a, d
   g.groups = groups;
   check(cudaMemset(a.w, 0, kParams * sizeof(float)), "memset w");
   check(cudaMemset(a.count, 0, sizeof(unsigned)), "memset count");
+  check(cudaMemset(a.gpart, 0xff, size_t(kParams) * groups * sizeof(float)), "memset gpart");  // NaN
+  check(cudaMemset(a.gloss, 0xff, groups * sizeof(double)), "memset gloss");
+  check(cudaMemset(a.losses, 0, 2 * sizeof(float)), "memset losses");
   void* sync_args[] = {&iters, &a.t};
   void* flag_args[] = {&iters, &a.count, &a.t};
   void* exch_args[] = {&g, &iters, &a.t};
@@ -215,15 +229,21 @@ void launch(Mode m, int blocks, int threads, int groups, int iters, Arrays& a, d
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   if (m != kExchange) return;
-  std::vector<float> w(kParams);
+  std::vector<float> w(kParams), losses(2);
   check(cudaMemcpy(w.data(), a.w, kParams * sizeof(float), cudaMemcpyDeviceToHost), "copy w");
-  const float want = -float(iters) * float(groups) * kLr;
-  for (int k = 0; k < kParams; ++k)
-    if (w[k] != want) {
-      std::fprintf(stderr, "nntrain_grid_barrier: exchange at %d blocks: w[%d] = %.9g, want %.9g\n", blocks, k,
-                   double(w[k]), double(want));
-      std::exit(1);
-    }
+  check(cudaMemcpy(losses.data(), a.losses, 2 * sizeof(float), cudaMemcpyDeviceToHost), "copy losses");
+  const float want = -float(groups * steps_sum(iters)) * kLr, want_loss = float(groups * steps_sum(iters));
+  int bad = -1;
+  for (int k = 0; k < kParams && bad < 0; ++k)
+    if (w[k] != want) bad = k;
+  if (bad >= 0 || losses[0] != want_loss || losses[1] != 0.0f) {
+    std::fprintf(stderr,
+                 "nntrain_grid_barrier: exchange at %d blocks, %d groups: w[%d] = %.9g (want %.9g), loss sum %.9g "
+                 "(want %.9g)%s\n",
+                 blocks, groups, bad < 0 ? 0 : bad, double(w[bad < 0 ? 0 : bad]), double(want), double(losses[0]),
+                 double(want_loss), losses[1] != 0.0f ? ", and a block copied other weights after some step" : "");
+    std::exit(1);
+  }
 }
 
 double median(std::vector<double> v) {
@@ -254,8 +274,8 @@ int main(int argc, char** argv) {
   std::printf("%8s %8s %18s %18s %18s\n", "blocks", "groups", "sync", "flag", "exchange");
   int max_groups = o.groups;
   for (int b : o.blocks) max_groups = std::max(max_groups, b);
-  if (double(o.iters) * max_groups >= double(1 << 24)) {  // the exact check's range
-    std::fprintf(stderr, "nntrain_grid_barrier: --iters x groups must stay under 2^24 (the exchange's exact check)\n");
+  if (double(steps_sum(o.iters)) * max_groups >= double(1 << 24)) {  // the exact check's range
+    std::fprintf(stderr, "nntrain_grid_barrier: 1.5 x --iters x groups must stay under 2^24 (the exact check)\n");
     return 2;
   }
   Arrays a;
@@ -265,31 +285,37 @@ int main(int argc, char** argv) {
   check(cudaMalloc(&a.losses, 2 * sizeof(float)), "malloc");
   check(cudaMalloc(&a.count, sizeof(unsigned)), "malloc");
   check(cudaMalloc(&a.t, 2 * sizeof(unsigned long long)), "malloc");
+  char cell[64];
   for (int b : o.blocks) {
+    // The row is printed whole at its end: GPGPU-Sim writes to the same stdout between launches.
     const int groups = o.groups ? o.groups : b;
-    std::printf("%8d %8d", b, groups);
+    std::snprintf(cell, sizeof cell, "%8d %8d", b, groups);
+    std::string row = cell;
     for (Mode m : {kSync, kFlag, kExchange}) {
       const int fit = co_resident(m, o.threads, prop.multiProcessorCount);
       if (b > fit) {
-        std::printf(" %18s", ("> " + std::to_string(fit) + " fit").c_str());
+        std::snprintf(cell, sizeof cell, " %18s", ("> " + std::to_string(fit) + " fit").c_str());
+        row += cell;
         continue;
       }
       if (m == kExchange && b * o.threads * kResMaxOwn < kParams) {  // an owner lane holds at most kResMaxOwn
-        std::printf(" %18s", "too few owners");
+        std::snprintf(cell, sizeof cell, " %18s", "too few owners");
+        row += cell;
         continue;
       }
       double r[2];
-      launch(m, b, o.threads, groups, std::min(o.iters, 20), a, r);  // warm-up (and the module's load)
+      launch(m, b, o.threads, groups, o.iters, a, r);  // warm-up: the module's load, the clocks
       std::vector<double> timer, events;
       for (int k = 0; k < o.reps; ++k) {
         launch(m, b, o.threads, groups, o.iters, a, r);
         timer.push_back(r[0]);
         events.push_back(r[1]);
       }
-      if (sim) std::printf(" %18s", m == kExchange ? "ran, exact" : "ran");
-      else std::printf(" %8.0f (%7.0f)", median(timer), median(events));
+      if (sim) std::snprintf(cell, sizeof cell, " %18s", m == kExchange ? "ran, exact" : "ran");
+      else std::snprintf(cell, sizeof cell, " %8.0f (%7.0f)", median(timer), median(events));
+      row += cell;
     }
-    std::printf("\n");
+    std::printf("%s\n", row.c_str());
     std::fflush(stdout);
   }
   return 0;

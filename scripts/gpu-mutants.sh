@@ -142,7 +142,7 @@ gmutant gx-combine-barrier kernels/cuda/resident_grid_exact.cuh 'resident grid (
 gmutant gx-narrow-regs kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): full batch*' \
   'if (threads <= kGxNarrow) return resident_grid_exact_kernel<kGxNarrow, 4>;' \
   'if (threads <= kGxNarrow) return resident_grid_exact_kernel<kGxMaxThreads, 1>;' \
-  "resident grid, exact stage: the narrow block runs the wide block's kernel (168 registers: three per SM, not four)"
+  "resident grid, exact stage: the narrow block runs the wide block's kernel (151/153 registers: three per SM, not four)"
 gmutant gx-narrow-weights kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
   'for (int k = threadIdx.x; k < kExParams; k += blockDim.x) sw[exact_spos(k)] = __ldcg(w + k);' \
   'for (int k = threadIdx.x; k < kExParams; k += 352) sw[exact_spos(k)] = __ldcg(w + k);' \

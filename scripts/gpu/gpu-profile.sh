@@ -3,7 +3,7 @@
 # fused step's time goes, and how the CPU next to the GPU scales. Prebuilt binaries only
 # (scripts/gpu/gpu-pack.sh here; carry .devrun):   NNTRAIN_PREBUILT=.devrun scripts/gpu/gpu-profile.sh
 #
-#   0. the resident grid's barriers and exchange alone, 8-396 blocks (bench/grid_barrier.cu:
+#   0. the resident grid's barriers and exchange alone, 8-528 blocks (bench/grid_barrier.cu:
 #      0a); the resident path (issue 43: one block, one launch per chunk of epochs) against
 #      fused v2 and the CPU on all cores, 100 to 900 samples, 2000 epochs, medians of 3, the two
 #      GPU paths alternating twice (the model to check: docs/GPU.md, "The resident path");
@@ -92,14 +92,14 @@ row "  launch gap" "$(tail -1 "$W/launch_gap.log")"
 
 # 0a. What the resident grid's step costs besides its group stage (bench/grid_barrier.cu):
 #     grid.sync() alone, a release/acquire counter barrier, and the grid's own exchange with
-#     its two barriers, ns per iteration for 8-396 blocks of 128 threads (the narrow block),
+#     its two barriers, ns per iteration for 8-528 blocks of 128 threads (the narrow block),
 #     8-132 of 352 (the wide one, one per SM), the reference experiment's 313 groups and
 #     1,000,000 samples' 7,813 (docs/GPU.md: the cost model's weakest part).
 GB=$PRE/nntrain_grid_barrier
-step "gpu: grid barriers, narrow blocks" barrier_narrow.log 30 "$GB" --threads 128
-step "gpu: grid barriers, wide blocks" barrier_wide.log 30 "$GB" --threads 352 --blocks 8,16,32,66,132
-step "gpu: grid exchange, 313 groups" barrier_313.log 30 "$GB" --threads 128 --blocks 132,264,313,396 --groups 313
-step "gpu: grid exchange, 7,813 groups" barrier_7813.log 60 "$GB" --threads 128 --blocks 396 --groups 7813 --iters 1000
+step "gpu: grid barriers, narrow blocks" barrier_narrow.log 20 "$GB" --threads 128
+step "gpu: grid barriers, wide blocks" barrier_wide.log 20 "$GB" --threads 352 --blocks 8,16,32,66,132
+step "gpu: grid exchange, 313 groups" barrier_313.log 20 "$GB" --threads 128 --blocks 132,264,313 --groups 313
+step "gpu: grid exchange, 7,813 groups" barrier_7813.log 30 "$GB" --threads 128 --blocks 396,528 --groups 7813 --iters 1000
 
 # 0b. The resident path against fused v2 and the CPU (all cores), sizes one block holds
 #     (100, 196, 400, 484: one sample per thread; 900: two), A/B alternating twice.
