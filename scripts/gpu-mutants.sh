@@ -143,6 +143,10 @@ gmutant gx-narrow-regs kernels/cuda/resident_grid_exact.cuh 'resident grid (exac
   'if (threads <= kGxNarrow) return resident_grid_exact_kernel<kGxNarrow, 4>;' \
   'if (threads <= kGxNarrow) return resident_grid_exact_kernel<kGxMaxThreads, 1>;' \
   "resident grid, exact stage: the narrow block runs the wide block's kernel (151/153 registers: three per SM, not four)"
+gmutant gx-loss-writer kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): the loss summed*' \
+  'if (gx_loss_warp(o) && o.lane == 0) a.losses[e] =' \
+  'if (blockIdx.x == 0 && t.tid == 0) a.losses[e] =' \
+  "resident grid, exact stage: block 0 records the epoch's loss where another warp summed it"
 gmutant gx-narrow-weights kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): one SGD*' \
   'for (int k = threadIdx.x; k < kExParams; k += blockDim.x) sw[exact_spos(k)] = __ldcg(w + k);' \
   'for (int k = threadIdx.x; k < kExParams; k += 352) sw[exact_spos(k)] = __ldcg(w + k);' \

@@ -130,8 +130,15 @@ __device__ __forceinline__ void gx_group(const ExThread& t, float* sw, float* ro
   if (more && S == 1) __syncthreads();  // with two slices the combine's barrier came after every read
 }
 
+// The warp that sums the step's loss: the grid's last where it owns no parameter, so that its
+// double loads and tree run beside the owners' sums instead of after block 0's first warp's
+// (SIMULATION: the exchange was a quarter of an epoch); else block 0's first warp.
+__device__ __forceinline__ bool gx_loss_warp(const Owner& o) {
+  return o.warp == (o.warps > kExParams ? o.warps - 1 : 0);
+}
+
 // One optimiser step of the grid, the exact group stage: as grid_step. Returns the step's loss
-// × inv_terms (the first warp of block 0).
+// × inv_terms (in the loss warp).
 __device__ __forceinline__ double gx_step(const ExThread& t, float* sw, float* rows, float* part, const ResidentNet& n,
                                           const ResidentChunk& c, const GridArgs& a, const AdamHyper& h, int sgd,
                                           Owner& o, unsigned long long epoch, int e, int b, bool reload) {
@@ -141,7 +148,7 @@ __device__ __forceinline__ double gx_step(const ExThread& t, float* sw, float* r
   cg::this_grid().sync();
   exchange(o, a, kExParams, groups, h, a.table[e * c.batches + b], sgd);
   double loss = 0;
-  if (blockIdx.x == 0 && t.tid < 32) loss = step_loss(a, t.tid, groups) * group_step(n, c, a, epoch, b, 0).inv_terms;
+  if (gx_loss_warp(o)) loss = step_loss(a, o.lane, groups) * group_step(n, c, a, epoch, b, 0).inv_terms;
   cg::this_grid().sync();
   gx_copy_weights(sw, a.w);
   __syncthreads();
@@ -167,7 +174,7 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
   for (int e = 0; e < c.epochs; ++e) {
     double epoch_loss = 0;
     for (int b = 0; b < c.batches; ++b) epoch_loss += gx_step(t, sw, rows, part, n, c, a, h, sgd, o, epoch0 + e, e, b, reload);
-    if (blockIdx.x == 0 && t.tid == 0) a.losses[e] = float(epoch_loss / double(c.batches));
+    if (gx_loss_warp(o) && o.lane == 0) a.losses[e] = float(epoch_loss / double(c.batches));
   }
   store_owner(o, a, c, kExParams, sgd, epoch0);
 }

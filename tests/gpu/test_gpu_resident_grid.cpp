@@ -284,6 +284,14 @@ TEST_CASE("resident grid (exact shape): full batch follows the CPU reference at 
              Catch::Contains("exact shape 2-20-5-1 group stage"));
 }
 
+TEST_CASE("resident grid (exact shape): the loss summed by a warp that owns no parameter", "[gpu][resident]") {
+  // 2,100 samples: 17 groups (the last of 52). 17 wide blocks have 187 warps, more than the 171
+  // parameters, so the grid's last warp sums the loss beside the owners; at 2 blocks (22 warps)
+  // block 0's first warp does, after its own parameters. The same losses and bits either way.
+  const Dataset d = gpu_random_data(2100, 2, 1, 55);
+  check_grid(d, resident_options({2, 20, 5, 1}, Activation::relu, "adam"), {{17, 352}, {2, 352}}, 17, 6);
+}
+
 TEST_CASE("resident grid (exact shape): shuffled mini-batches and chunks follow the CPU reference", "[gpu][resident]") {
   for (const char* opt : {"adam", "sgd"}) {
     auto o = resident_options({2, 20, 5, 1}, Activation::relu, opt);
