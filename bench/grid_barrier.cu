@@ -22,12 +22,13 @@
 // group not yet written, or last step's, is caught: every block checks the weights it copies
 // each step, the host the final weights and the loss sum, exactly. On GPGPU-Sim it checks and
 // prints no time: a simulator's time is not a measurement.
+// Exit status: 0; 1 a CUDA error, no cooperative launch, or an exchange that is not exact (one
+// line on stderr saying which); 2 a bad option.
 #include <cooperative_groups.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
