@@ -140,9 +140,17 @@ gmutant gx-combine-barrier kernels/cuda/resident_grid_exact.cuh 'resident grid (
   'if (S > 1) { if (false)' \
   "resident grid, exact stage: no barrier between the slices' sums and the combine that reads them"
 gmutant gx-narrow-regs kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): full batch*' \
-  'if (threads <= kGxNarrow) return resident_grid_exact_kernel<kGxNarrow, 4>;' \
-  'if (threads <= kGxNarrow) return resident_grid_exact_kernel<kGxMaxThreads, 1>;' \
-  "resident grid, exact stage: the narrow block runs the wide block's kernel (151/153 registers: three per SM, not four)"
+  ': resident_grid_exact_kernel<kGxNarrow, 4, false>;' \
+  ': resident_grid_exact_kernel<kGxMaxThreads, 1, false>;' \
+  "resident grid, exact stage: the narrow block runs the wide block's kernel (150/153 registers: three per SM, not four)"
+gmutant stamps-lost-phase kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): the stamped kernel*' \
+  'sp.mark(kStSync2);' \
+  '' \
+  "resident grid stamps: the second grid.sync's wait is not stamped (it lands in the weights' copy)"
+gmutant stamps-not-run kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): the stamped kernel*' \
+  'return stamps ? resident_grid_exact_kernel<kGxMaxThreads, 1, true>' \
+  'return false ? resident_grid_exact_kernel<kGxMaxThreads, 1, true>' \
+  "resident grid stamps: the wide block runs the plain kernel where stamps are asked for (an empty file)"
 gmutant gx-loss-writer kernels/cuda/resident_grid_exact.cuh 'resident grid (exact shape): the loss summed*' \
   'if (gx_loss_warp(o) && o.lane == 0) a.losses[e] =' \
   'if (blockIdx.x == 0 && t.tid == 0) a.losses[e] =' \

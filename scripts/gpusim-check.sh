@@ -20,7 +20,8 @@
 #      with the CPU reference backend's over the first 20 epochs (<= 1e-4 relative), and
 #      checks that nntrain says the device is simulated (info, console, summary.json, bench),
 #   6. runs bench/grid_barrier.cu's three loops at 2, 5 and 40 blocks (its exchange checked
-#      exactly; on the simulator it prints no time).
+#      exactly; on the simulator it prints no time), and the stamped grid
+#      (NNTRAIN_RESIDENT_STAMPS) with scripts/gpu/stamps_summary.py on its file.
 # Steps 3-6 run as parallel jobs (JOBS, default nproc), each simulator process in a folder of
 # its own (GPGPU-Sim writes fixed-name scratch files where it runs).
 # Prints one line per check, a closing "N passed, M failed" line, and exits 1 on any failure.
@@ -204,6 +205,13 @@ train_run() {  # train_run LABEL PATH key=value...: one --device both run of GPU
     --epochs "$EPOCHS" --out out timing.warmup_epochs=2 train.log_every=10 "$@"
 }
 
+# shellcheck disable=SC2317  # called through job()
+stamps_run() {  # the stamped grid (gpu-profile.sh's 0f) on 625 samples, 3 blocks, and its summary
+  NNTRAIN_RESIDENT_STAMPS=stamps.csv NNTRAIN_RESIDENT_GRID_BLOCKS=3 "$NN" train --config \
+    "$ROOT/configs/small_data.json" --device gpu --gpu-path resident --epochs 3 --out out timing.warmup_epochs=0 \
+    data.grid=25 && python3 "$ROOT/scripts/gpu/stamps_summary.py" stamps.csv
+}
+
 # A job per train config, per [gpu] case and one for the micro tests, longest first.
 # The first word is the GPU path.
 declare -A TRAIN=(
@@ -241,6 +249,7 @@ job info "$NN" info
 job bench "$NN" bench --config "$ROOT/configs/small_data.json" --devices gpu --reps 1 train.epochs=1
 # The barrier bench of gpu-profile.sh (0a) runs its three loops and checks its exchange.
 job barrier "$BUILD/nntrain_grid_barrier" --blocks 2,5,40 --iters 3 --reps 1
+job stamps stamps_run
 wait
 
 # --- 3. PTX micro tests ------------------------------------------------------------------
@@ -318,6 +327,13 @@ if [ "$rc" = 0 ] && [ "$(grep -cE '^ +[0-9]+ +[0-9]+ +ran +ran +ran, exact$' "$L
   ok "nntrain_grid_barrier: grid.sync, the flag barrier and the grid's exchange at 2, 5 and 40 blocks, exact, no time shown"
 else
   bad "nntrain_grid_barrier on the simulator: exit $rc (log: $LOGS/barrier.log)"
+fi
+read -r rc secs < <(result stamps)
+if [ "$rc" = 0 ] && grep -q '^resident grid stamps: 3 blocks, 4 steps each' "$LOGS/stamps.log" &&
+  grep -q 'cycles only' "$LOGS/stamps.log"; then
+  ok "NNTRAIN_RESIDENT_STAMPS: the stamped grid's file and its summary (scripts/gpu/stamps_summary.py)"
+else
+  bad "NNTRAIN_RESIDENT_STAMPS on the simulator: exit $rc (log: $LOGS/stamps.log)"
 fi
 
 # compare_curves METRICS_CSV: the first $EPOCHS gpu losses against the cpu's, relative.

@@ -207,10 +207,10 @@ int prepare_resident(ResidentPlan& plan) {
 
 void launch_resident(const ResidentPlan& plan, const float* x, const float* y, float* w, float* m, float* v,
                      TrainState* state, const AdamStep* table, ResidentChunk c, AdamHyper h, bool sgd, float* losses,
-                     float* gpart, double* gloss, cudaStream_t s) {
+                     float* gpart, double* gloss, cudaStream_t s, unsigned long long* stamps) {
   if (!plan.fits) throw CudaError("launch_resident: the plan does not fit");
   if (plan.grid)
-    return launch_resident_grid(plan, x, y, w, m, v, state, table, c, h, sgd, losses, gpart, gloss, s);
+    return launch_resident_grid(plan, x, y, w, m, v, state, table, c, h, sgd, losses, gpart, gloss, s, stamps);
   const int sg = sgd ? 1 : 0;
   const dim3 grid(1), block(unsigned(plan.threads));
   if (plan.exact) {

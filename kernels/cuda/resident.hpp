@@ -82,6 +82,7 @@ struct ResidentPlan {
   int groups = 0;      // groups of a full batch: ceil(batch / net.batch)
   int force_blocks = 0;  // the test-only knob (0: as many blocks as groups and co-residency allow)
   int force_threads = 0;  // the exact stage's block size, a test-only knob (0: prepare_resident picks)
+  bool stamps = false;    // the exact grid's stamped kernel (a diagnostic, resident_stamps.hpp)
   int blocks = 0;      // of the launch (prepare_resident sets it)
   int max_blocks = 0;  // co-resident at most (prepare_resident)
 };
@@ -132,8 +133,9 @@ struct ResidentChunk {
 // table[e × batches + b] holds the Adam scalars of that step; losses[e] gets epoch e's loss;
 // state->epoch (the shuffle key's epoch) and state->adam advance by the chunk. The grid needs
 // gpart (plan.groups × parameters floats) and gloss (plan.groups doubles); one block, nullptr.
+// plan.stamps: the launch adds its stamps to `stamps` (plan.blocks × kStampFields).
 void launch_resident(const ResidentPlan& plan, const float* x, const float* y, float* w, float* m, float* v,
                      TrainState* state, const AdamStep* table, ResidentChunk c, AdamHyper h, bool sgd, float* losses,
-                     float* gpart, double* gloss, cudaStream_t s);
+                     float* gpart, double* gloss, cudaStream_t s, unsigned long long* stamps = nullptr);
 
 }  // namespace nntrain::cuda

@@ -127,9 +127,11 @@ int prepare_grid(ResidentPlan& p, Kernel kernel) {
 // (resident_grid_exact.cuh).
 int prepare_grid_exact(ResidentPlan& p) {
   const int sms = grid_sms(), wide = gx_wide_threads(p.net), narrow = kGxNarrow;
-  const int regs_wide = prepare_kernel(gx_kernel(wide), p.smem_bytes);
-  const int regs_narrow = prepare_kernel(gx_kernel(narrow), p.smem_bytes);
-  const auto max_blocks = [&](int threads) { return co_resident(gx_kernel(threads), threads, p.smem_bytes, sms); };
+  const int regs_wide = prepare_kernel(gx_kernel(wide, p.stamps), p.smem_bytes);
+  const int regs_narrow = prepare_kernel(gx_kernel(narrow, p.stamps), p.smem_bytes);
+  const auto max_blocks = [&](int threads) {
+    return co_resident(gx_kernel(threads, p.stamps), threads, p.smem_bytes, sms);
+  };
   int threads = p.force_threads;
   if (threads > 0) {
     if (threads % 32 != 0 || threads < narrow || threads > kGxMaxThreads)
@@ -219,11 +221,11 @@ int prepare_resident_grid(ResidentPlan& plan) {
 
 void launch_resident_grid(const ResidentPlan& plan, const float* x, const float* y, float* w, float* m, float* v,
                           TrainState* state, const AdamStep* table, ResidentChunk c, AdamHyper h, bool sgd,
-                          float* losses, float* gpart, double* gloss, cudaStream_t s) {
+                          float* losses, float* gpart, double* gloss, cudaStream_t s, unsigned long long* stamps) {
   if (plan.blocks < 1) throw CudaError("launch_resident_grid: prepare_resident has not sized the grid");
-  const GridArgs a{x, y, w, m, v, state, table, losses, gpart, gloss, plan.batch, plan.groups};
+  const GridArgs a{x, y, w, m, v, state, table, losses, gpart, gloss, plan.batch, plan.groups, stamps};
   const int sg = sgd ? 1 : 0;
-  if (plan.exact) return launch_grid(plan, gx_kernel(plan.threads), a, c, h, sg, s);
+  if (plan.exact) return launch_grid(plan, gx_kernel(plan.threads, plan.stamps), a, c, h, sg, s);
   switch (plan.bucket) {
     case 8: return launch_grid(plan, resident_grid_kernel<8>, a, c, h, sg, s);
     case 16: return launch_grid(plan, resident_grid_kernel<16>, a, c, h, sg, s);

@@ -42,6 +42,6 @@ int prepare_resident_grid(ResidentPlan& plan);
 
 void launch_resident_grid(const ResidentPlan& plan, const float* x, const float* y, float* w, float* m, float* v,
                           TrainState* state, const AdamStep* table, ResidentChunk c, AdamHyper h, bool sgd,
-                          float* losses, float* gpart, double* gloss, cudaStream_t s);
+                          float* losses, float* gpart, double* gloss, cudaStream_t s, unsigned long long* stamps);
 
 }  // namespace nntrain::cuda

@@ -23,6 +23,7 @@
 
 #include "resident_exact.cuh"
 #include "resident_grid_exchange.cuh"
+#include "resident_stamps.cuh"
 
 namespace nntrain::cuda {
 namespace {
@@ -138,28 +139,37 @@ __device__ __forceinline__ bool gx_loss_warp(const Owner& o) {
 }
 
 // One optimiser step of the grid, the exact group stage: as grid_step. Returns the step's loss
-// × inv_terms (in the loss warp).
+// × inv_terms (in the loss warp). sp: the phases' stamps (nothing in the timed kernel).
+template <bool kStamps>
 __device__ __forceinline__ double gx_step(const ExThread& t, float* sw, float* rows, float* part, const ResidentNet& n,
                                           const ResidentChunk& c, const GridArgs& a, const AdamHyper& h, int sgd,
-                                          Owner& o, unsigned long long epoch, int e, int b, bool reload) {
+                                          Owner& o, unsigned long long epoch, int e, int b, bool reload,
+                                          Stamps<kStamps>& sp) {
   const int groups = (step_count(c, a, b) + n.batch - 1) / n.batch;
   for (int g = int(blockIdx.x); g < groups; g += int(gridDim.x))
     gx_group(t, sw, rows, part, n, c, group_step(n, c, a, epoch, b, g), reload, a, g, g + int(gridDim.x) < groups);
+  sp.mark(kStGroups);
   cg::this_grid().sync();
+  sp.mark(kStSync1);
   exchange(o, a, kExParams, groups, h, a.table[e * c.batches + b], sgd);
   double loss = 0;
   if (gx_loss_warp(o)) loss = step_loss(a, o.lane, groups) * group_step(n, c, a, epoch, b, 0).inv_terms;
+  sp.mark(kStExchange);
   cg::this_grid().sync();
+  sp.mark(kStSync2);
   gx_copy_weights(sw, a.w);
   __syncthreads();
+  sp.mark(kStCopy);
   return loss;
 }
 
 // Shared memory: the padded weights, the group's 55 rows, the slices' item sums. Two
 // instantiations, one per block size: the wide block's registers are capped at 168 (one block
-// per SM: 151 / 153 used, ptxas sm_75 / sm_90), the narrow block's at 128 (four per SM on an
-// H200: 128 / 126 used, no spills), so a fourth group of an SM runs beside the other three.
-template <int kMaxThreads, int kMinBlocks>
+// per SM: 150 / 153 used, ptxas sm_75 / sm_90, since the loss warp), the narrow block's at 128
+// (four per SM on an H200: 126 / 125 used, no spills), so a fourth group of an SM runs beside
+// the other three.
+// kStamps: the diagnostic instantiation that stamps each step's phases (resident_stamps.cuh).
+template <int kMaxThreads, int kMinBlocks, bool kStamps>
 __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
     resident_grid_exact_kernel(GridArgs a, ResidentChunk c, AdamHyper h, int sgd, ResidentNet n) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -171,20 +181,27 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
   const ExThread t = gx_prologue(sw, rows, n, a, reload);
   Owner o = load_owner(a, kExParams, sgd);
   const unsigned long long epoch0 = a.state->epoch;
+  Stamps<kStamps> sp;
+  sp.begin();
   for (int e = 0; e < c.epochs; ++e) {
     double epoch_loss = 0;
-    for (int b = 0; b < c.batches; ++b) epoch_loss += gx_step(t, sw, rows, part, n, c, a, h, sgd, o, epoch0 + e, e, b, reload);
+    for (int b = 0; b < c.batches; ++b)
+      epoch_loss += gx_step(t, sw, rows, part, n, c, a, h, sgd, o, epoch0 + e, e, b, reload, sp);
     if (gx_loss_warp(o) && o.lane == 0) a.losses[e] = float(epoch_loss / double(c.batches));
+    sp.flush(c.batches);
   }
+  sp.end(a.stamps);
   store_owner(o, a, c, kExParams, sgd, epoch0);
 }
 
 using GxKernel = void (*)(GridArgs, ResidentChunk, AdamHyper, int, ResidentNet);
 
-// The kernel for blocks of `threads`: the narrow block's, else the wide one's (the knob's sizes).
-inline GxKernel gx_kernel(int threads) {
-  if (threads <= kGxNarrow) return resident_grid_exact_kernel<kGxNarrow, 4>;
-  return resident_grid_exact_kernel<kGxMaxThreads, 1>;
+// The kernel for blocks of `threads`: the narrow block's, else the wide one's (the knob's
+// sizes); `stamps`: its stamped instantiation.
+inline GxKernel gx_kernel(int threads, bool stamps) {
+  if (threads <= kGxNarrow)
+    return stamps ? resident_grid_exact_kernel<kGxNarrow, 4, true> : resident_grid_exact_kernel<kGxNarrow, 4, false>;
+  return stamps ? resident_grid_exact_kernel<kGxMaxThreads, 1, true> : resident_grid_exact_kernel<kGxMaxThreads, 1, false>;
 }
 
 // The exact group stage's plan (p.exact, p.grid): groups of kGxGroup samples (fewer: one group

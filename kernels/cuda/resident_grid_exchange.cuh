@@ -31,6 +31,7 @@ struct GridArgs {
   double* gloss;  // [group]: the groups' losses
   int batch;      // samples of a full step
   int groups;     // groups of a full step (gpart's row length)
+  unsigned long long* stamps;  // the stamped kernel's [block][field] rows (resident_stamps.cuh)
 };
 
 // The parameters an exchange lane owns, for the whole launch: slot r holds the warp's
