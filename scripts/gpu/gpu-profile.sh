@@ -10,14 +10,16 @@
 #      and the resident path's cooperative grid (forced at every size) against v2 from 2,500
 #      to 1,000,000 samples (docs/GPU.md, "The resident grid": never timed on a GPU); and
 #      v2's 32-sample tile against cuBLAS on the deep nets whose 64 tile does not fit (0d);
-#      the generic resident stages (tanh), one block and grid, against v2 (0e);
+#      the generic resident stages (tanh), one block and grid, against v2 (0e); the resident
+#      grid's step phase by phase, stamped on the GPU (0f);
 #   1. GPU time per epoch against the data size (fused path; bench, 3 repeats per point),
 #      with and without programmatic dependent launch, twice each, alternating: the
 #      per-epoch fixed cost (launch gap, last-block tail, one block's chain) and the cost
 #      per block;
 #   2. Nsight Compute on one fused v2 step at 100, 2,500 and 40,000 samples, at the card's own
 #      clocks (--clock-control none): kernel duration (so the gap between kernels is the epoch
-#      time minus it), occupancy, issue activity, warp stall reasons, the top stall sites;
+#      time minus it), occupancy, issue activity, warp stall reasons, the top stall sites; and
+#      on a one-epoch launch of the resident path at 100 (one block) and 40,000 samples (grid);
 #   3. mini-batch curves against the CPU reference at lr 0.01 (at lr 0.08, 40 steps an epoch
 #      amplify rounding into different curves within a few epochs on every backend, the fast
 #      CPU one included);
@@ -127,6 +129,20 @@ for round in 1 2; do
   done
 done
 
+# 0f. Where a step of the resident grid goes (NNTRAIN_RESIDENT_STAMPS: the stamped kernel, not
+#     the timed one; docs/GPU.md, "Stamps"): per block the group stage, the two grid.sync
+#     waits, the exchange and the weights' copy, in cycles and ns, at 10,000, 40,000 (the
+#     rule's block and the wide one) and 1,000,000 samples, 2000 epochs; 0c times them unstamped.
+for spec in 100:0 200:0 200:352 1000:0; do
+  grid=${spec%:*} threads=${spec#*:}
+  [ "$threads" = 0 ] && threads=
+  NNTRAIN_RESIDENT_STAMPS=$W/stamps_${grid}_${threads:-rule}.csv NNTRAIN_RESIDENT_GRID_THREADS=$threads \
+    step "gpu: resident grid stamped, grid $grid, threads ${threads:-rule}" "stamps_${grid}_${threads:-rule}.log" 60 \
+    "$NN" --config configs/peaks.json --device gpu --gpu-path resident --quiet --out "$W/stamps_run" \
+    "data.grid=$grid" train.epochs=2000 timing.warmup_epochs=0 &&
+    python3 scripts/gpu/stamps_summary.py "$W/stamps_${grid}_${threads:-rule}.csv" >"$W/stamps_${grid}_${threads:-rule}.txt" 2>&1
+done
+
 # 0d. The deep nets whose 64-sample tile does not fit an H200 (2-64x5-1, 2-64x7-1: v2 takes its
 #     32 tile; the two-kernel v1 that took them before was retired on 2026-11-29, its
 #     simulated cycles in docs/journal/2026-11-29-retire-v1.md): v2 against cuBLAS, which
@@ -172,6 +188,18 @@ for grid in 10 50 200; do
     --section InstructionStats --section SourceCounters --csv --page details \
     "$NN" --config configs/peaks.json --device gpu --gpu-path fused --epochs 40 --quiet \
     --out "$W/ncu_run_$grid" data.grid=$grid timing.warmup_epochs=0 train.log_every=40
+done
+
+# 2b. Nsight Compute on one epoch of the resident path (a launch of one epoch: gpu.chunk_epochs=1):
+#     the one-block kernel at 100 samples, the grid at 40,000.
+for grid in 10 200; do
+  [ -n "$NCU" ] || break
+  step "ncu: resident, one epoch, grid $grid" "ncu_resident_$grid.csv" 90 "$NCU" --clock-control none \
+    --kernel-name regex:resident --launch-skip 10 --launch-count 1 \
+    --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
+    --section SchedulerStats --section InstructionStats --section SourceCounters --csv --page details \
+    "$NN" --config configs/peaks.json --device gpu --gpu-path resident --epochs 20 --quiet \
+    --out "$W/ncu_resident_run_$grid" data.grid=$grid timing.warmup_epochs=0 gpu.chunk_epochs=1
 done
 
 # 3. Mini-batch curves at a learning rate where 800 steps stay comparable.
@@ -237,7 +265,10 @@ done
 for f in barrier_narrow barrier_wide barrier_313 barrier_7813; do
   [ -f "$W/$f.log" ] && { echo; echo "$f:"; head -16 "$W/$f.log"; }
 done
-for grid in 10 50 200; do
+for f in stamps_100_rule stamps_200_rule stamps_200_352 stamps_1000_rule; do
+  [ -f "$W/$f.txt" ] && { echo; cat "$W/$f.txt"; }
+done
+for grid in 10 50 200 resident_10 resident_200; do
   [ -f "$W/ncu_$grid.csv" ] || continue
   echo; echo "ncu grid $grid:"
   grep -E '"(Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Issue Slots Busy|Issued Warp Per Scheduler|No Eligible|Warp Cycles Per Issued Instruction|Compute \(SM\) Throughput|Memory Throughput|Executed Ipc Active|Block Limit Registers|Block Limit Shared Mem|Waves Per SM|SM Frequency|Elapsed Cycles)"' \
