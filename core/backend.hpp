@@ -29,6 +29,9 @@ struct BackendOptions {
   int threads = 0;     // CPU threads; 0 = all hardware threads
   GpuPath gpu_path = GpuPath::automatic;
   int chunk_epochs = 100;  // the trainer's chunk size (a GPU may capture a graph of it)
+  // A trainer's extra full-batch backend for a model's loss alone (make_evaluator): the
+  // diagnostics a run asks for (NNTRAIN_RESIDENT_STAMPS) are the training backend's, not its.
+  bool evaluation = false;
 };
 
 // One-off costs a backend paid before training, each in seconds (0 where not applicable).

@@ -70,6 +70,7 @@ std::unique_ptr<Evaluator> make_evaluator(const BackendRegistry& registry, const
   o.batch_size = 0;
   o.shuffle = false;
   o.chunk_epochs = 1;
+  o.evaluation = true;
   if (o.gpu_path == GpuPath::resident) o.gpu_path = GpuPath::automatic;  // resident trains small batches only
   try {
     check_fits_in_memory(training_bytes(o.spec, data.n, 1), "a full-batch evaluation pass");

@@ -80,7 +80,7 @@ class GpuBackend final : public Backend {
     start_ = std::make_unique<Event>();
     stop_ = std::make_unique<Event>();
     choose_path();
-    stamps_path_ = resident_stamps_for(res_ ? &res_plan_ : nullptr, name() + ": " + path_why_);
+    if (!opt_.evaluation) stamps_path_ = resident_stamps_for(res_ ? &res_plan_ : nullptr, name() + ": " + path_why_);
     if (!fused()) {
       cublas_ = std::make_unique<CublasHandle>();
       CUBLAS_CHECK(cublasSetStream(cublas_->get(), stream_->get()));
@@ -459,6 +459,7 @@ class GpuBackend final : public Backend {
 }  // namespace
 
 std::string gpu_path_problem(const ModelSpec& spec, GpuPath gpu_path) {
+  if (std::string why = resident_stamps_problem(spec.widths, activations_of(spec), gpu_path); !why.empty()) return why;
   if (gpu_path == GpuPath::resident) {  // the batch's limits are checked when the backend is made
     const ResidentPlan p = plan_resident(spec.widths, activations_of(spec), 1, size_t(1) << 30);
     return p.fits ? "" : "this network does not fit the resident kernel: " + p.why;

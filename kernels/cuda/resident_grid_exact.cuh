@@ -185,10 +185,11 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
   sp.begin();
   for (int e = 0; e < c.epochs; ++e) {
     double epoch_loss = 0;
-    for (int b = 0; b < c.batches; ++b)
+    for (int b = 0; b < c.batches; ++b) {
       epoch_loss += gx_step(t, sw, rows, part, n, c, a, h, sgd, o, epoch0 + e, e, b, reload, sp);
+      sp.flush();
+    }
     if (gx_loss_warp(o) && o.lane == 0) a.losses[e] = float(epoch_loss / double(c.batches));
-    sp.flush(c.batches);
   }
   sp.end(a.stamps);
   store_owner(o, a, c, kExParams, sgd, epoch0);

@@ -6,18 +6,42 @@
 
 #include "errors.hpp"
 #include "fileio.hpp"
+#include "resident_grid.hpp"
 
 namespace nntrain::cuda {
 
-std::string resident_stamps_for(ResidentPlan* plan, const std::string& path) {
+namespace {
+
+constexpr const char* kOnlyExactGrid =
+    "NNTRAIN_RESIDENT_STAMPS: only the resident path's exact grid is stamped (2-20-5-1 relu, --gpu-path resident, "
+    "more than 480 samples per step or NNTRAIN_RESIDENT_GRID_BLOCKS); ";
+
+const char* stamps_file() {
   const char* e = std::getenv("NNTRAIN_RESIDENT_STAMPS");
-  if (e == nullptr || *e == 0) return "";
+  return e == nullptr || *e == 0 ? nullptr : e;
+}
+
+}  // namespace
+
+std::string resident_stamps_problem(const std::vector<int>& widths, const std::vector<Activation>& acts,
+                                    GpuPath gpu_path) {
+  const char* file = stamps_file();
+  if (file == nullptr) return "";
+  if (gpu_path != GpuPath::resident) return std::string(kOnlyExactGrid) + "this run's --gpu-path is not resident";
+  ResidentPlan p;  // the batch and the shared memory aside: does the exact group stage take this net?
+  plan_resident_grid(p, widths, acts, 1024, size_t(1) << 30, 0);
+  if (!p.exact) return std::string(kOnlyExactGrid) + "this run's net is not 2-20-5-1 relu, relu, identity";
+  check_output_file(file, "NNTRAIN_RESIDENT_STAMPS");
+  return "";
+}
+
+std::string resident_stamps_for(ResidentPlan* plan, const std::string& path) {
+  const char* file = stamps_file();
+  if (file == nullptr) return "";
   if (plan == nullptr || !plan->grid || !plan->exact)
-    throw UsageError("NNTRAIN_RESIDENT_STAMPS: only the resident path's exact grid is stamped (2-20-5-1 relu, "
-                     "--gpu-path resident, more than 480 samples per step or NNTRAIN_RESIDENT_GRID_BLOCKS); this "
-                     "run's GPU path: " + path);
+    throw UsageError(std::string(kOnlyExactGrid) + "this run's GPU path: " + path);
   plan->stamps = true;
-  return e;
+  return file;
 }
 
 void write_resident_stamps(const std::string& file, const DeviceBuffer<unsigned long long>& dev, cudaStream_t s) {

@@ -6,11 +6,13 @@
 // to the phase's sum in registers (a shared-memory sum would put a load on the step's path):
 // the group stage (the block's groups), the wait in the first grid.sync(), the exchange (the
 // thread's own warp's owned parameters: none in most blocks), the wait in the second
-// grid.sync(), the weights' copy. Once an epoch thread 0 adds its sums to the block's 64-bit
-// row in shared memory (between two readings, so no phase pays for it); at the launch's end,
-// with the launch's %clock64 cycles and %globaltimer nanoseconds, to the block's row in global
-// memory. The host turns cycles into ns with each block's own ratio over the launch: a phase
-// is well under a µs, and the PTX ISA does not promise %globaltimer a resolution that fine.
+// grid.sync(), the weights' copy. After each step thread 0 adds its sums to the block's 64-bit
+// row in shared memory (between two readings, so no phase pays for it; the row is thread 0's
+// alone: "the block's" phases are its thread 0's, so the exchange is thread 0's warp's owned
+// parameters, and the loss warp's sum only where that is block 0's first warp); at the
+// launch's end, with the %clock64 cycles and %globaltimer nanoseconds of its step loop, to the
+// block's row in global memory. The host turns cycles into ns with each block's own ratio over
+// its launches: a phase is well under a µs, and the PTX ISA promises %globaltimer no resolution.
 //
 // A separate instantiation of the kernel (kStamps), so the timed kernel has no stamp in it;
 // the stamped one computes the same bits (tests/gpu: its losses against the plain kernel's).
@@ -30,31 +32,32 @@ template <bool kOn>
 struct Stamps {  // off: nothing, compiled away
   __device__ __forceinline__ void begin() {}
   __device__ __forceinline__ void mark(int) {}
-  __device__ __forceinline__ void flush(int) {}
+  __device__ __forceinline__ void flush() {}
   __device__ __forceinline__ void end(unsigned long long*) {}
 };
 
 template <>
 struct Stamps<true> {
-  unsigned acc[kStPhases];  // this epoch's cycles per phase (an epoch is far below 2^32 cycles)
+  unsigned acc[kStPhases];  // this step's cycles per phase (a step is far below 2^32 cycles)
   unsigned last;
 
-  __device__ static unsigned long long ns() {
+  // "memory": no load or store of the step moves across a reading.
+  __device__ static __forceinline__ unsigned long long ns() {
     unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : : "memory");
     return t;
   }
-  __device__ static unsigned clk() {
+  __device__ static __forceinline__ unsigned clk() {
     unsigned t;
-    asm volatile("mov.u32 %0, %%clock;" : "=r"(t));
+    asm volatile("mov.u32 %0, %%clock;" : "=r"(t) : : "memory");
     return t;
   }
   // The block's row, then the launch's first %clock64 and %globaltimer (thread 0's alone).
-  __device__ static unsigned long long* row() {
+  __device__ static __forceinline__ unsigned long long* row() {
     __shared__ unsigned long long r[kStFields + 2];
     return r;
   }
-  __device__ void begin() {
+  __device__ __forceinline__ void begin() {
     unsigned long long* r = row();
     if (threadIdx.x == 0) {
       for (int i = 0; i < kStFields; ++i) r[i] = 0;
@@ -69,18 +72,18 @@ struct Stamps<true> {
     acc[phase] += t - last;  // modulo 2^32: right while a phase is under 2^32 cycles
     last = t;
   }
-  // The epoch's sums (of `steps` steps) into the block's row.
-  __device__ void flush(int steps) {
+  // The step's sums into the block's row.
+  __device__ __forceinline__ void flush() {
     unsigned long long* r = row();
     if (threadIdx.x == 0) {
       for (int i = 0; i < kStPhases; ++i) r[i] += acc[i];
-      r[kStSteps] += unsigned(steps);
+      r[kStSteps] += 1;
     }
     for (int i = 0; i < kStPhases; ++i) acc[i] = 0;
     last = clk();
   }
   // Adds the launch's row to out[block] (each block its own row: no two writers meet).
-  __device__ void end(unsigned long long* out) {
+  __device__ __forceinline__ void end(unsigned long long* out) {
     if (threadIdx.x != 0 || out == nullptr) return;
     unsigned long long* r = row();
     r[kStCycles] = clock64() - r[kStFields];

@@ -136,11 +136,13 @@ done
 for spec in 100:0 200:0 200:352 1000:0; do
   grid=${spec%:*} threads=${spec#*:}
   [ "$threads" = 0 ] && threads=
-  NNTRAIN_RESIDENT_STAMPS=$W/stamps_${grid}_${threads:-rule}.csv NNTRAIN_RESIDENT_GRID_THREADS=$threads \
-    step "gpu: resident grid stamped, grid $grid, threads ${threads:-rule}" "stamps_${grid}_${threads:-rule}.log" 60 \
+  f=stamps_${grid}_${threads:-rule}
+  NNTRAIN_RESIDENT_STAMPS=$W/$f.csv NNTRAIN_RESIDENT_GRID_THREADS=$threads \
+    step "gpu: resident grid stamped, grid $grid, threads ${threads:-rule}" "$f.log" 60 \
     "$NN" --config configs/peaks.json --device gpu --gpu-path resident --quiet --out "$W/stamps_run" \
-    "data.grid=$grid" train.epochs=2000 timing.warmup_epochs=0 &&
-    python3 scripts/gpu/stamps_summary.py "$W/stamps_${grid}_${threads:-rule}.csv" >"$W/stamps_${grid}_${threads:-rule}.txt" 2>&1
+    "data.grid=$grid" train.epochs=2000 timing.warmup_epochs=0
+  # the file is rewritten after every chunk: a run cut short still leaves its steps so far
+  [ -f "$W/$f.csv" ] && python3 scripts/gpu/stamps_summary.py "$W/$f.csv" >"$W/$f.txt" 2>&1
 done
 
 # 0d. The deep nets whose 64-sample tile does not fit an H200 (2-64x5-1, 2-64x7-1: v2 takes its

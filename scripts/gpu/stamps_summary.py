@@ -2,11 +2,12 @@
 """stamps_summary.py FILE: the resident grid's stamps (NNTRAIN_RESIDENT_STAMPS=FILE, written by
 the stamped kernel, kernels/cuda/resident_stamps.cuh) as one table: per phase of a step, the
 blocks' least, median and most cycles per step, and the same in ns by each block's own ratio
-of %globaltimer ns to %clock64 cycles over its launches.
+of %globaltimer ns to %clock64 cycles over its launches' step loops.
 
-The group stage is the block's own work; a grid.sync wait is what the block waited for the
-slowest block plus the barrier itself, so the smallest wait is closest to the barrier alone;
-the exchange is the block's own owned parameters (none in most blocks of a large grid).
+A block's row is its thread 0's: the group stage is the block's own work; a grid.sync wait is
+what it waited for the slowest block plus the barrier itself, so the least wait is the closest
+to the barrier alone; the exchange is thread 0's warp's owned parameters (none in most blocks
+of a large grid).
 Under GPGPU-Sim %globaltimer is the host's clock: the ns columns are then left out.
 Exit 0, or 2 where the file is missing or not the stamps' CSV.
 """
@@ -17,18 +18,19 @@ import sys
 PHASES = [("group stage", "group_stage_cycles"), ("grid.sync 1 wait", "grid_sync1_cycles"),
           ("exchange", "exchange_cycles"), ("grid.sync 2 wait", "grid_sync2_cycles"),
           ("weight copy", "weight_copy_cycles")]
+COLUMNS = [c for _, c in PHASES] + ["steps", "launch_cycles", "launch_ns"]
 
 
 def main(path):
     try:
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
-        blocks = [{k: int(v) for k, v in r.items()} for r in rows]
-    except (OSError, ValueError, TypeError) as e:
+        blocks = [{k: int(r[k]) for k in COLUMNS} for r in rows]
+    except (OSError, ValueError, TypeError, KeyError) as e:
         print(f"stamps_summary: {path}: {e}", file=sys.stderr)
         return 2
     if not blocks or any(b["steps"] < 1 or b["launch_cycles"] < 1 for b in blocks):
-        print(f"stamps_summary: {path}: no block with a step", file=sys.stderr)
+        print(f"stamps_summary: {path}: no blocks, or a block with no step", file=sys.stderr)
         return 2
     ghz = [b["launch_cycles"] / b["launch_ns"] if b["launch_ns"] > 0 else 0.0 for b in blocks]
     real = all(0.2 < g < 5.0 for g in ghz)  # a GPU's SM clock; the simulator's host clock is not
@@ -48,7 +50,7 @@ def main(path):
     for name, col in PHASES:
         line(name, [b[col] for b in blocks])
     line("step (the sum)", [sum(b[c] for _, c in PHASES) for b in blocks])
-    line("launch / steps", [b["launch_cycles"] for b in blocks])
+    line("step loop / steps", [b["launch_cycles"] for b in blocks])
     if real:
         print(f"SM clock over the launches: {statistics.median(ghz):.3f} GHz (median of the blocks; "
               f"{min(ghz):.3f}-{max(ghz):.3f})")

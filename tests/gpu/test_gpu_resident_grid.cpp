@@ -8,16 +8,12 @@
 //
 // Small nets and a few hundred samples: the simulator runs every block of the grid.
 #include <catch2/catch.hpp>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,51 +21,12 @@
 #include "gpu_training_util.hpp"
 #include "nnmath.hpp"
 #include "resident.hpp"
+#include "resident_grid_util.hpp"
 
 using namespace nntrain;
 using namespace nntrain::test;
 
 namespace {
-
-// The knobs for the lifetime of a backend's construction (the backend reads them once):
-// the grid's block count, and (threads > 0) the exact stage's block size.
-struct GridBlocks {
-  explicit GridBlocks(int blocks, int threads = 0) {
-    setenv("NNTRAIN_RESIDENT_GRID_BLOCKS", std::to_string(blocks).c_str(), 1);
-    if (threads > 0) setenv("NNTRAIN_RESIDENT_GRID_THREADS", std::to_string(threads).c_str(), 1);
-  }
-  ~GridBlocks() {
-    unsetenv("NNTRAIN_RESIDENT_GRID_BLOCKS");
-    unsetenv("NNTRAIN_RESIDENT_GRID_THREADS");
-  }
-  GridBlocks(const GridBlocks&) = delete;
-  GridBlocks& operator=(const GridBlocks&) = delete;
-};
-
-// A grid's shape as the knobs force it: blocks, and threads per block (0: the plan's).
-struct GridShape {
-  GridShape(int b, int t = 0) : blocks(b), threads(t) {}  // NOLINT: a plain count converts
-  int blocks, threads;
-};
-
-struct Run {
-  std::vector<float> losses, params;
-  std::string details;
-};
-
-Run run_grid(const Dataset& d, const BackendOptions& o, const Params& init, int epochs, GridShape shape) {
-  std::unique_ptr<Backend> b;
-  {
-    GridBlocks knob(shape.blocks, shape.threads);
-    b = make_gpu_backend(d, o);
-  }
-  CHECK(b->name() == "gpu-resident");
-  Run r;
-  r.losses = train_losses(*b, init, epochs);
-  r.params = b->params().values;
-  r.details = b->details();
-  return r;
-}
 
 // The "N registers per thread" that details() reports (-1 where it names none).
 int registers_of(const std::string& details) {
@@ -358,75 +315,4 @@ TEST_CASE("resident grid (exact shape): the block-size knob takes 128 to 384 thr
   setenv("NNTRAIN_RESIDENT_GRID_THREADS", "abc", 1);
   GridBlocks knob(2);
   CHECK_NOTHROW(make_gpu_backend(d, resident_options({2, 6, 1}, Activation::tanh, "adam")));
-}
-
-namespace {
-
-// The stamps file's rows (block, the phases' cycles, steps, launch cycles, launch ns) after
-// its header, which names the columns in the kernel's order.
-std::vector<std::vector<unsigned long long>> read_stamps(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  CHECK(line ==
-        "block,group_stage_cycles,grid_sync1_cycles,exchange_cycles,grid_sync2_cycles,weight_copy_cycles,steps,"
-        "launch_cycles,launch_ns");
-  std::vector<std::vector<unsigned long long>> rows;
-  while (std::getline(in, line)) {
-    std::vector<unsigned long long> r;
-    std::stringstream ss(line);
-    for (std::string f; std::getline(ss, f, ',');) r.push_back(std::stoull(f));
-    rows.push_back(r);
-  }
-  return rows;
-}
-
-}  // namespace
-
-TEST_CASE("resident grid (exact shape): the stamped kernel keeps the plain kernel's bits and accounts for every cycle",
-          "[gpu][resident]") {
-  // 600 samples (5 groups) on 3 wide blocks and 2 narrow ones: blocks with 2 and 1 groups
-  const Dataset d = gpu_random_data(600, 2, 1, 56);
-  const auto o = resident_options({2, 20, 5, 1}, Activation::relu, "adam");
-  const Params init = init_params(o.spec, Init::glorot_uniform, 7);
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("nntrain_stamps_" + std::to_string(::getpid()) + ".csv")).string();
-  for (const GridShape shape : {GridShape{3}, GridShape{2, 128}}) {
-    INFO(shape.blocks << " blocks of " << shape.threads << " threads (0: the plan's)");
-    const Run plain = run_grid(d, o, init, 4, shape);
-    CHECK_THAT(plain.details, !Catch::Contains("STAMPED"));
-    setenv("NNTRAIN_RESIDENT_STAMPS", path.c_str(), 1);
-    const Run stamped = run_grid(d, o, init, 4, shape);
-    unsetenv("NNTRAIN_RESIDENT_STAMPS");
-    CHECK(same_bits(stamped.losses, plain.losses));
-    CHECK(same_bits(stamped.params, plain.params));
-    CHECK_THAT(stamped.details, Catch::Contains("STAMPED"));
-    const auto rows = read_stamps(path);
-    REQUIRE(rows.size() == size_t(shape.blocks));
-    for (size_t b = 0; b < rows.size(); ++b) {
-      INFO("block " << b);
-      const auto& r = rows[b];
-      REQUIRE(r.size() == 9);
-      CHECK(r[0] == b);
-      CHECK(r[6] == 4);  // 4 full-batch steps (the backend's set-up step not counted)
-      unsigned long long phases = 0;
-      for (int p = 1; p <= 5; ++p) {
-        CHECK(r[size_t(p)] > 0);
-        phases += r[size_t(p)];
-      }
-      // the phases partition the launch's step loop: all of it but the epochs' flushes
-      CHECK(phases <= r[7]);
-      CHECK(phases >= r[7] * 9 / 10);
-    }
-  }
-  std::filesystem::remove(path);
-  // Only the exact grid is stamped: one block (300 samples), or the generic grid, is a usage error
-  setenv("NNTRAIN_RESIDENT_STAMPS", path.c_str(), 1);
-  CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(300, 2, 1, 56), o), UsageError);
-  {
-    GridBlocks knob(2);
-    CHECK_THROWS_AS(make_gpu_backend(d, resident_options({2, 6, 1}, Activation::tanh, "adam")), UsageError);
-  }
-  unsetenv("NNTRAIN_RESIDENT_STAMPS");
-  CHECK_FALSE(std::filesystem::exists(path));
 }
