@@ -51,7 +51,7 @@ void write_resident_stamps(const std::string& file, const DeviceBuffer<unsigned 
   // The kernel's field order (resident_stamps.cuh: StampPhase, StampField).
   std::string csv =
       "block,group_stage_cycles,grid_sync1_cycles,exchange_cycles,grid_sync2_cycles,weight_copy_cycles,steps,"
-      "launch_cycles,launch_ns\n";
+      "loop_cycles,loop_ns\n";
   for (size_t b = 0; b * kStampFields < rows.size(); ++b) {
     csv += std::to_string(b);
     for (int f = 0; f < kStampFields; ++f) csv += "," + std::to_string(rows[b * kStampFields + size_t(f)]);

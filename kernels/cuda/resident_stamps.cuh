@@ -24,7 +24,7 @@ namespace nntrain::cuda {
 namespace {
 
 enum StampPhase : int { kStGroups, kStSync1, kStExchange, kStSync2, kStCopy, kStPhases };
-// A block's row: the phases' cycles, then steps, the launches' cycles and ns.
+// A block's row: the phases' cycles, then steps, the cycles and ns of the launches' step loops.
 enum StampField : int { kStSteps = kStPhases, kStCycles, kStNs, kStFields };
 static_assert(kStPhases == kStampPhases && kStFields == kStampFields, "resident_stamps.hpp's row");
 
@@ -52,7 +52,7 @@ struct Stamps<true> {
     asm volatile("mov.u32 %0, %%clock;" : "=r"(t) : : "memory");
     return t;
   }
-  // The block's row, then the launch's first %clock64 and %globaltimer (thread 0's alone).
+  // The block's row, then the step loop's first %clock64 and %globaltimer (thread 0's alone).
   __device__ static __forceinline__ unsigned long long* row() {
     __shared__ unsigned long long r[kStFields + 2];
     return r;

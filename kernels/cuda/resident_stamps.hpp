@@ -20,7 +20,7 @@
 namespace nntrain::cuda {
 
 constexpr int kStampPhases = 5;  // group stage, grid.sync 1, exchange, grid.sync 2, weight copy
-constexpr int kStampFields = kStampPhases + 3;  // + steps, the launches' cycles and ns
+constexpr int kStampFields = kStampPhases + 3;  // + steps, the step loops' cycles and ns
 
 // The file NNTRAIN_RESIDENT_STAMPS names ("" where it is unset or empty), and plan->stamps set;
 // UsageError where it is set and `plan` (nullptr: not the resident path) is not the exact

@@ -18,7 +18,7 @@ import sys
 PHASES = [("group stage", "group_stage_cycles"), ("grid.sync 1 wait", "grid_sync1_cycles"),
           ("exchange", "exchange_cycles"), ("grid.sync 2 wait", "grid_sync2_cycles"),
           ("weight copy", "weight_copy_cycles")]
-COLUMNS = [c for _, c in PHASES] + ["steps", "launch_cycles", "launch_ns"]
+COLUMNS = [c for _, c in PHASES] + ["steps", "loop_cycles", "loop_ns"]
 
 
 def main(path):
@@ -29,10 +29,10 @@ def main(path):
     except (OSError, ValueError, TypeError, KeyError) as e:
         print(f"stamps_summary: {path}: {e}", file=sys.stderr)
         return 2
-    if not blocks or any(b["steps"] < 1 or b["launch_cycles"] < 1 for b in blocks):
+    if not blocks or any(b["steps"] < 1 or b["loop_cycles"] < 1 for b in blocks):
         print(f"stamps_summary: {path}: no blocks, or a block with no step", file=sys.stderr)
         return 2
-    ghz = [b["launch_cycles"] / b["launch_ns"] if b["launch_ns"] > 0 else 0.0 for b in blocks]
+    ghz = [b["loop_cycles"] / b["loop_ns"] if b["loop_ns"] > 0 else 0.0 for b in blocks]
     real = all(0.2 < g < 5.0 for g in ghz)  # a GPU's SM clock; the simulator's host clock is not
     steps = sorted({b["steps"] for b in blocks})
     print(f"resident grid stamps: {len(blocks)} blocks, {'/'.join(map(str, steps))} steps each ({path})")
@@ -50,7 +50,7 @@ def main(path):
     for name, col in PHASES:
         line(name, [b[col] for b in blocks])
     line("step (the sum)", [sum(b[c] for _, c in PHASES) for b in blocks])
-    line("step loop / steps", [b["launch_cycles"] for b in blocks])
+    line("step loop / steps", [b["loop_cycles"] for b in blocks])
     if real:
         print(f"SM clock over the launches: {statistics.median(ghz):.3f} GHz (median of the blocks; "
               f"{min(ghz):.3f}-{max(ghz):.3f})")

@@ -35,7 +35,7 @@ std::string stamps_path() {
   return (std::filesystem::temp_directory_path() / ("nntrain_stamps_" + std::to_string(::getpid()) + ".csv")).string();
 }
 
-// The stamps file's rows (block, the phases' cycles, steps, launch cycles, launch ns) after
+// The stamps file's rows (block, the phases' cycles, steps, step-loop cycles and ns) after
 // its header, which names the columns in the kernel's order.
 std::vector<std::vector<unsigned long long>> read_stamps(const std::string& path) {
   std::ifstream in(path);
@@ -43,7 +43,7 @@ std::vector<std::vector<unsigned long long>> read_stamps(const std::string& path
   std::getline(in, line);
   CHECK(line ==
         "block,group_stage_cycles,grid_sync1_cycles,exchange_cycles,grid_sync2_cycles,weight_copy_cycles,steps,"
-        "launch_cycles,launch_ns");
+        "loop_cycles,loop_ns");
   std::vector<std::vector<unsigned long long>> rows;
   while (std::getline(in, line)) {
     std::vector<unsigned long long> r;
