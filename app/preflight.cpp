@@ -59,12 +59,15 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model) {
 }
 
 void check_gpu_path(const BackendRegistry& registry, const Config& cfg) {
-  // Only the GPU entry has a fits check today: the network against the fused kernel's limits.
+  // Only the GPU entry has a fits check today: the network against the chosen path's limits,
+  // and a diagnostic variable asked of a path it does not apply to (its message names the
+  // variable and what it needs; "use auto or cublas" would not help it).
   for (const Device d : cfg.devices()) {
     const std::string why = backend_fit_problem(find_backend(registry, d, cfg.cpu.backend), backend_options(cfg, d));
-    if (!why.empty())
-      throw UsageError("config /gpu/path: fused: model " + layers_text(cfg.model.layers) + ": " + why +
-                       " (use auto or cublas)");
+    if (why.empty()) continue;
+    if (why.rfind("NNTRAIN_", 0) == 0) throw UsageError(why);
+    throw UsageError(std::string("config /gpu/path: ") + to_string(cfg.gpu.path) + ": model " +
+                     layers_text(cfg.model.layers) + ": " + why + " (use auto or cublas)");
   }
 }
 
