@@ -34,6 +34,7 @@
 
 #include "gpu_info.hpp"
 #include "resident_grid_exchange.cuh"
+#include "resident_stamps.cuh"
 
 namespace cg = cooperative_groups;
 using namespace nntrain;
@@ -46,18 +47,12 @@ namespace gbench {
 constexpr int kParams = 171;          // 2-20-5-1
 constexpr float kLr = 1.0f / 4096.0f;  // times an integer gradient: exact while |w| < 4096
 
-__device__ __forceinline__ unsigned long long stamp() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 __global__ void sync_loop(int iters, unsigned long long* t) {
   cg::grid_group grid = cg::this_grid();
   grid.sync();
-  const unsigned long long t0 = stamp();
+  const unsigned long long t0 = globaltimer_ns();
   for (int i = 0; i < iters; ++i) grid.sync();
-  if (blockIdx.x == 0 && threadIdx.x == 0) t[0] = t0, t[1] = stamp();
+  if (blockIdx.x == 0 && threadIdx.x == 0) t[0] = t0, t[1] = globaltimer_ns();
 }
 
 // A barrier on one counter the host zeroed: arrival i of every block brings it to (i + 1) × B.
@@ -74,9 +69,9 @@ __device__ __forceinline__ void flag_barrier(unsigned* count, unsigned target) {
 
 __global__ void flag_loop(int iters, unsigned* count, unsigned long long* t) {
   flag_barrier(count, gridDim.x);
-  const unsigned long long t0 = stamp();
+  const unsigned long long t0 = globaltimer_ns();
   for (int i = 1; i <= iters; ++i) flag_barrier(count, (i + 1) * gridDim.x);
-  if (blockIdx.x == 0 && threadIdx.x == 0) t[0] = t0, t[1] = stamp();
+  if (blockIdx.x == 0 && threadIdx.x == 0) t[0] = t0, t[1] = globaltimer_ns();
 }
 
 // Steps 0 .. i with gradients 1, 2, 1, 2, ...: their sum.
@@ -91,7 +86,7 @@ __global__ void exchange_loop(GridArgs a, int iters, unsigned long long* t) {
   Owner o = load_owner(a, kParams, 1);
   double loss = 0;
   grid.sync();
-  const unsigned long long t0 = stamp();
+  const unsigned long long t0 = globaltimer_ns();
   bool wrong = false;
   for (int i = 0; i < iters; ++i) {
     const float gi = (i & 1) ? 2.0f : 1.0f;
@@ -108,7 +103,7 @@ __global__ void exchange_loop(GridArgs a, int iters, unsigned long long* t) {
     const float want = -float(a.groups * steps_sum(i + 1)) * kLr;
     if (threadIdx.x < kParams && sw[threadIdx.x] != want) wrong = true;
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) t[0] = t0, t[1] = stamp(), a.losses[0] = float(loss);
+  if (blockIdx.x == 0 && threadIdx.x == 0) t[0] = t0, t[1] = globaltimer_ns(), a.losses[0] = float(loss);
   if (wrong) a.losses[1] = 1.0f;
 }
 

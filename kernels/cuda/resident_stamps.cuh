@@ -28,6 +28,14 @@ enum StampPhase : int { kStGroups, kStSync1, kStExchange, kStSync2, kStCopy, kSt
 enum StampField : int { kStSteps = kStPhases, kStCycles, kStNs, kStFields };
 static_assert(kStPhases == kStampPhases && kStFields == kStampFields, "resident_stamps.hpp's row");
 
+// %globaltimer, ns ("memory": no load or store moves across the reading). Also the barrier
+// bench's clock (bench/grid_barrier.cu).
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : : "memory");
+  return t;
+}
+
 template <bool kOn>
 struct Stamps {  // off: nothing, compiled away
   __device__ __forceinline__ void begin() {}
@@ -42,11 +50,6 @@ struct Stamps<true> {
   unsigned last;
 
   // "memory": no load or store of the step moves across a reading.
-  __device__ static __forceinline__ unsigned long long ns() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : : "memory");
-    return t;
-  }
   __device__ static __forceinline__ unsigned clk() {
     unsigned t;
     asm volatile("mov.u32 %0, %%clock;" : "=r"(t) : : "memory");
@@ -62,7 +65,7 @@ struct Stamps<true> {
     if (threadIdx.x == 0) {
       for (int i = 0; i < kStFields; ++i) r[i] = 0;
       r[kStFields] = clock64();
-      r[kStFields + 1] = ns();
+      r[kStFields + 1] = globaltimer_ns();
     }
     for (int i = 0; i < kStPhases; ++i) acc[i] = 0;
     last = clk();
@@ -87,7 +90,7 @@ struct Stamps<true> {
     if (threadIdx.x != 0 || out == nullptr) return;
     unsigned long long* r = row();
     r[kStCycles] = clock64() - r[kStFields];
-    r[kStNs] = ns() - r[kStFields + 1];
+    r[kStNs] = globaltimer_ns() - r[kStFields + 1];
     unsigned long long* o = out + size_t(blockIdx.x) * kStFields;
     for (int i = 0; i < kStFields; ++i) o[i] += r[i];
   }
