@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "sysinfo.hpp"
@@ -156,6 +159,25 @@ TEST_CASE("bench sweep over 3 sizes exports 3 points with the documented fields"
   CHECK_THAT(md, Catch::Contains("| 4 | 16 | cpu |") && Catch::Contains("| [6,3] | 18 | cpu |") &&
                      Catch::Contains("| 8 | 64 | cpu |"));
   CHECK_THAT(r.out, Catch::Contains("Point 3/3: data.grid = 8") && Catch::Contains("Crossover"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bench times 5 repeats per point unless --reps or an override says otherwise", "[bench][cli]") {
+  const std::string dir = fresh_dir("bench_reps");
+  fs::create_directories(dir);
+  const std::string common = "bench --config configs/peaks.json --device cpu --warmup 0 --quiet data.grid=4 "
+                             "train.epochs=3 --export-json ";
+  int k = 0;
+  for (const auto& [extra, reps] : std::vector<std::pair<std::string, int>>{
+           {"", 5}, {" timing.repeats=2", 2}, {" --reps 3 timing.repeats=2", 3}}) {
+    const std::string file = dir + "/b" + std::to_string(k++) + ".json";
+    const auto r = run_nntrain(common + file + extra);
+    INFO(extra << "\n" << r.err);
+    REQUIRE(r.exit_code == 0);
+    const json b = json::parse(slurp(file));
+    CHECK(b["context"]["repeats"] == reps);
+    CHECK(b["results"][0]["times"].size() == size_t(reps));
+  }
   fs::remove_all(dir);
 }
 

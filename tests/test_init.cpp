@@ -1,6 +1,7 @@
 // test_init.cpp — the portable RNG and weight initialisation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -46,7 +47,7 @@ TEST_CASE("same seed gives bit-identical weights, another seed does not", "[init
   CHECK(std::memcmp(a.values.data(), c.values.data(), a.values.size() * sizeof(float)) != 0);
 }
 
-TEST_CASE("glorot and he bounds hold, biases are zero", "[init]") {
+TEST_CASE("glorot and he bounds hold and are reached, biases are zero", "[init]") {
   ModelSpec spec;
   spec.widths = {2, 20, 5, 1};
   for (Init init : {Init::glorot_uniform, Init::he_uniform}) {
@@ -62,6 +63,25 @@ TEST_CASE("glorot and he bounds hold, biases are zero", "[init]") {
       if (spec.in(l) * spec.out(l) >= 20) CHECK(mx > 0.5 * limit);  // they do spread out
       for (int o = 0; o < spec.out(l); ++o) CHECK(p.b(l)[o] == 0.0f);
     }
+  }
+  // A bound that is too tight passes the checks above: 4,096 uniform draws reach within 1 %
+  // of the limit (all below 0.99 of it: probability 0.99^4096 ~ 1e-18) and their mean square
+  // is limit^2 / 3 (the uniform's variance; relative standard error ~1.4 %, checked at 5 %).
+  ModelSpec wide;
+  wide.widths = {64, 64, 1};
+  for (Init init : {Init::glorot_uniform, Init::he_uniform}) {
+    const Params p = init_params(wide, init, 5);
+    const double limit = init == Init::he_uniform ? std::sqrt(6.0 / 64) : std::sqrt(6.0 / 128);
+    double mx = 0, sq = 0;
+    for (int k = 0; k < 64 * 64; ++k) {
+      const double w = p.W(0)[k];
+      mx = std::max(mx, std::fabs(w));
+      sq += w * w;
+    }
+    INFO(init_name(init));
+    CHECK(mx <= double(float(limit)));
+    CHECK(mx > 0.99 * limit);
+    CHECK(sq / 4096 == Approx(limit * limit / 3).epsilon(0.05));
   }
 }
 

@@ -7,6 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "bench_report.hpp"
 #include "bench_worth.hpp"
@@ -32,14 +35,20 @@ RunResult fake_run(Device d, double seconds, bool simulated) {
   return r;
 }
 
-std::string printed(const Config& cfg, const std::vector<RunResult>& runs) {
+// What `print` writes to a stream, as text.
+template <class Print>
+std::string printed_by(Print print) {
   std::FILE* f = std::tmpfile();
-  print_results(f, cfg, runs, false);
+  print(f);
   std::rewind(f);
   std::string s;
   for (int c; (c = std::fgetc(f)) != EOF;) s += char(c);
   std::fclose(f);
   return s;
+}
+
+std::string printed(const Config& cfg, const std::vector<RunResult>& runs) {
+  return printed_by([&](std::FILE* f) { print_results(f, cfg, runs, false); });
 }
 
 }  // namespace
@@ -73,6 +82,74 @@ TEST_CASE("summary and console: speed-up is cpu/gpu, and none on a simulated GPU
   CHECK_THAT(out, !Catch::Contains("slower than CPU"));
 }
 
+TEST_CASE("summary.json: the repeats' min and max, and the first run that did not finish sets the status",
+          "[report]") {
+  Config cfg;
+  cfg.device = DeviceChoice::both;
+  cfg.train.epochs = 4;
+  RunResult cpu = fake_run(Device::cpu, 0.8, false);
+  cpu.train_seconds_per_repeat = {0.9, 0.7, 0.8};  // median 0.8, min 0.7, max 0.9
+  json j = summary_json(cfg, {cpu});
+  CHECK(j["status"] == "ok");
+  CHECK(j["runs"][0]["train_seconds_min"] == 0.7);
+  CHECK(j["runs"][0]["train_seconds_max"] == 0.9);
+  CHECK(j["runs"][0]["train_seconds_repeats"] == json::array({0.9, 0.7, 0.8}));
+  RunResult gpu = fake_run(Device::gpu, 0.2, false);
+  gpu.diverged_epoch = 3;
+  j = summary_json(cfg, {cpu, gpu});
+  CHECK(j["status"] == "diverged");
+  CHECK(j["runs"][0]["status"] == "ok");
+  gpu.diverged_epoch = 0;
+  gpu.interrupted = true;
+  CHECK(summary_json(cfg, {cpu, gpu})["status"] == "interrupted");
+}
+
+TEST_CASE("console: the loss table ends at the last epoch, and a time to target says how it was obtained", "[report]") {
+  Config cfg;
+  cfg.train.epochs = 7;
+  cfg.train.log_every = 3;
+  RunResult r = fake_run(Device::cpu, 0.7, false);
+  r.epochs_done = r.epochs_timed = 7;
+  r.losses = {7, 6, 5, 4, 3, 2, 1};
+  TargetResult t;
+  t.loss = 2.5;
+  t.reached = true;
+  t.epoch = 6;
+  t.seconds = 0.6;
+  t.bracket_from = 3;  // the chunk of epochs 4..6, measured at its ends
+  t.bracket_to = 6;
+  t.bracket_from_seconds = 0.3;
+  t.bracket_to_seconds = 0.6;
+  r.target = t;
+  std::string out = printed(cfg, {r});
+  // Rows at epochs 1, 3, 6 (log_every) and 7, the last, though 7 is no multiple of 3.
+  const std::pair<int, const char*> rows[] = {{1, "7"}, {3, "5"}, {6, "2"}, {7, "1"}};
+  for (const auto& [epoch, loss] : rows)
+    CHECK_THAT(out, Catch::Contains(fmt::format("  {:>8} {:>14}\n", epoch, loss)));
+  CHECK_THAT(out, Catch::Contains("loss 2.5 reached at epoch 6 after ~600.00 ms (interpolated between the measured "
+                                  "300.00 ms at epoch 3 and 600.00 ms at epoch 6"));
+  r.target->measured = true;
+  r.target->readings = {0.6, 0.62};
+  out = printed(cfg, {r});
+  CHECK_THAT(out, Catch::Contains("loss 2.5 reached at epoch 6 after 600.00 ms (measured: clock read at that epoch, "
+                                  "median of 2 repeats)"));
+  CHECK_THAT(out, !Catch::Contains("interpolated"));
+}
+
+TEST_CASE("console header: the model's MFLOP per epoch, by hand", "[report]") {
+  // 2-20-5-1: 2*20 + 20*5 + 5*1 = 145 multiply-adds per sample; a training step does 3 per
+  // weight (forward, the weight gradient, the delta below) of 2 FLOP each: 6 * 145 * 40,000
+  // samples = 34.8 MFLOP per epoch.
+  Config cfg;
+  Dataset data;
+  data.n = 40000;
+  data.inputs = 2;
+  data.outputs = 1;
+  data.description = "hand";
+  CHECK_THAT(printed_by([&](std::FILE* f) { print_header(f, cfg, data, nullptr, false); }),
+             Catch::Contains("171 parameters, 34.8 MFLOP/epoch"));
+}
+
 TEST_CASE("bench refuses to time a simulated GPU, and only a simulated one", "[bench][gpusim]") {
   GpuInfo real;
   real.available = true;
@@ -89,13 +166,7 @@ TEST_CASE("bench refuses to time a simulated GPU, and only a simulated one", "[b
 namespace {
 
 std::string console_of(const BenchReport& r) {
-  std::FILE* f = std::tmpfile();
-  print_bench(f, r, false);
-  std::rewind(f);
-  std::string s;
-  for (int c; (c = std::fgetc(f)) != EOF;) s += char(c);
-  std::fclose(f);
-  return s;
+  return printed_by([&](std::FILE* f) { print_bench(f, r, false); });
 }
 
 std::string line_of(const std::string& text, const std::string& start) {
@@ -137,6 +208,15 @@ nlohmann::json hand_context() {
           {"date_utc", "2026-11-29T01:02:03Z"}, {"config_file", "configs/peaks.json"},
           {"overrides", {"train.epochs=50", "model.layers=[2,8,1]"}}, {"repeats", 5}, {"warmup_epochs", 5},
           {"command_line", "build/nntrain bench --config configs/peaks.json 'model.layers=[2,8,1]'"}};
+}
+
+// A two-device report with hand_context(), its points to be added.
+BenchReport hand_report(const std::string& name) {
+  BenchReport r;
+  r.name = name;
+  r.context = hand_context();
+  r.devices = {Device::cpu, Device::gpu};
+  return r;
 }
 
 }  // namespace
@@ -217,10 +297,7 @@ TEST_CASE("repeats that disagree are flagged, and that point's speed-up and verd
           "[report][bench][spread]") {
   // Point data.grid = 10: the CPU's five repeats range 3.0 ms .. 25 ms: max/min = 25 / 3 =
   // 8.33 > 1.5. Point data.grid = 20: every spread under 1.5 (the GPU's 1.0 .. 1.4: 1.4).
-  BenchReport r;
-  r.name = "spread";
-  r.context = hand_context();
-  r.devices = {Device::cpu, Device::gpu};
+  BenchReport r = hand_report("spread");
   r.points.push_back(timed_point(0, 10, timed_run(Device::cpu, {0.0206, 0.0030, 0.0250, 0.0206, 0.0210}),
                                  timed_run(Device::gpu, {0.010, 0.010, 0.011, 0.010, 0.010})));
   r.points.push_back(timed_point(1, 20, timed_run(Device::cpu, {0.100, 0.101, 0.102, 0.100, 0.100}),
@@ -257,6 +334,60 @@ TEST_CASE("repeats that disagree are flagged, and that point's speed-up and verd
   CHECK_THAT(out, Catch::Contains("speed-up: GPU 2.06\u00d7 faster (uncertain)"));
   CHECK_THAT(out, Catch::Contains("verdict (uncertain): gpu 2.1\u00d7 faster"));
   CHECK_THAT(out, Catch::Contains("speed-up: GPU 9.09\u00d7 faster\n"));  // 100 ms / 11 ms
+}
+
+TEST_CASE("bench: a slower GPU's factor, a diverged run's time left out, the time per epoch from the median",
+          "[report][bench]") {
+  // data.grid = 10: CPU 10, 11, 14 ms (median 11, mean 11.67), GPU 22 ms: GPU 2x slower.
+  // data.grid = 20: the GPU run diverged at epoch 2: its 1 ms is not a time to compare.
+  BenchReport r = hand_report("edges");
+  r.points.push_back(timed_point(0, 10, timed_run(Device::cpu, {0.010, 0.011, 0.014}),
+                                 timed_run(Device::gpu, {0.022, 0.022, 0.022})));
+  RunResult diverged = timed_run(Device::gpu, {0.001});
+  diverged.diverged_epoch = 2;
+  r.points.push_back(timed_point(1, 20, timed_run(Device::cpu, {0.040, 0.040, 0.040}), diverged));
+  finish_report(r);
+
+  const json j = bench_json(r);
+  CHECK(j["points"][0]["speedup"].get<double>() == Approx(0.5));
+  CHECK(j["results"][0]["seconds_per_epoch"].get<double>() == Approx(0.011 / 4));  // median / 4 epochs
+  CHECK(j["points"][1]["speedup"].is_null());
+  CHECK(j["results"][3]["status"] == "diverged");
+
+  const std::string md = bench_markdown(r);
+  CHECK_THAT(line_of(md, "| 10 | 100 | 11.00 ms |"), Catch::Contains("| GPU 2.00\u00d7 slower |"));
+  CHECK_THAT(line_of(md, "| 20 | 400 | gpu |"), Catch::Contains("| diverged |"));
+  CHECK_THAT(line_of(md, "| 20 | 400 | 40.00 ms |"), Catch::Contains("| 40.00 ms | - | - |"));
+  const std::string out = console_of(r);
+  CHECK_THAT(out, Catch::Contains("speed-up: GPU 2.00\u00d7 slower\n"));
+  CHECK_THAT(out, Catch::Contains("diverged at epoch 2: its time is not used"));
+}
+
+TEST_CASE("bench page: a backtick in the command keeps its code span, an interpolated time to target is starred",
+          "[report][bench][worth]") {
+  BenchReport r = hand_report("marks");
+  r.context["command_line"] = "nntrain bench --config `x`.json";
+  RunResult cpu = timed_run(Device::cpu, {0.010, 0.010, 0.010});
+  RunResult gpu = timed_run(Device::gpu, {0.005, 0.005, 0.005});
+  TargetResult t;
+  t.loss = 2.5;
+  t.reached = true;
+  t.epoch = 3;
+  t.seconds = 0.0075;  // interpolated on the CPU, measured on the GPU
+  cpu.target = t;
+  t.seconds = 0.004;
+  t.measured = true;
+  t.readings = {0.004};
+  gpu.target = t;
+  r.points.push_back(timed_point(0, 10, cpu, gpu));
+  finish_report(r);
+
+  // A code span holding one backtick is fenced by two (CommonMark).
+  CHECK_THAT(bench_markdown(r), Catch::Contains("- command: ``nntrain bench --config `x`.json``\n"));
+  const std::string out = console_of(r);
+  CHECK_THAT(out, Catch::Contains("7.50 ms*"));
+  CHECK_THAT(out, Catch::Contains("4.00 ms "));
+  CHECK_THAT(out, !Catch::Contains("4.00 ms*"));
 }
 
 TEST_CASE("the spread limit, at and around 1.5, and its edge cases", "[bench][spread]") {
