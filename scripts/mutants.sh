@@ -279,6 +279,10 @@ mutant sweep-dup-signal app/cmd_sweep_local.cpp 'sweep local: Ctrl-C*' \
   '} else {' \
   "sweep: the process group's copy of a stop signal (timeout -s INT) counts as a second one and SIGKILLs the points"
 
+# The report, bench, verdict and init rows (added 2026-11-29): scripts/lib/mutants-rows-reports.sh.
+# shellcheck source=scripts/lib/mutants-rows-reports.sh
+source scripts/lib/mutants-rows-reports.sh
+
 # ---------------------------------------------------------------------------------------------
 # What differs from gpu-mutants.sh: a CPU-only Release build of nntrain_tests, whose filters
 # run first without any mutant, one after another in lane 1.

@@ -4,7 +4,8 @@
 # order: scripts/mutants-slice.sh's rotation follows that order): issue 11's six classes and
 # the training path (the fast backend's kernels, schedule and pool, optimiser, loss, batching,
 # chunking, exit codes, config, model file). Kept apart so that neither file passes 500 lines;
-# new rows go at the end of scripts/mutants.sh. Row format: see scripts/mutants.sh.
+# new rows go at the end of the list (scripts/lib/mutants-rows-reports.sh, sourced last). Row
+# format: see scripts/mutants.sh.
 
 # --- the six classes of bugs that once shipped unnoticed (issue 11) ------------------------
 mutant fast-partial-tile kernels/cpu/cpu_fast_tile.cpp '[sizes]' \
