@@ -102,6 +102,10 @@ TEST_CASE("summary.json: the repeats' min and max, and the first run that did no
   gpu.diverged_epoch = 0;
   gpu.interrupted = true;
   CHECK(summary_json(cfg, {cpu, gpu})["status"] == "interrupted");
+  cpu.interrupted = true;  // both did not finish: the first run's status
+  gpu.interrupted = false;
+  gpu.diverged_epoch = 3;
+  CHECK(summary_json(cfg, {cpu, gpu})["status"] == "interrupted");
 }
 
 TEST_CASE("console: the loss table ends at the last epoch, and a time to target says how it was obtained", "[report]") {
@@ -116,10 +120,10 @@ TEST_CASE("console: the loss table ends at the last epoch, and a time to target 
   t.reached = true;
   t.epoch = 6;
   t.seconds = 0.6;
-  t.bracket_from = 3;  // the chunk of epochs 4..6, measured at its ends
-  t.bracket_to = 6;
+  t.bracket_from = 3;  // the chunk of epochs 4..7, measured at its ends: 0.3 + 3/4 * 0.4 s
+  t.bracket_to = 7;
   t.bracket_from_seconds = 0.3;
-  t.bracket_to_seconds = 0.6;
+  t.bracket_to_seconds = 0.7;
   r.target = t;
   std::string out = printed(cfg, {r});
   // Rows at epochs 1, 3, 6 (log_every) and 7, the last, though 7 is no multiple of 3.
@@ -127,11 +131,12 @@ TEST_CASE("console: the loss table ends at the last epoch, and a time to target 
   for (const auto& [epoch, loss] : rows)
     CHECK_THAT(out, Catch::Contains(fmt::format("  {:>8} {:>14}\n", epoch, loss)));
   CHECK_THAT(out, Catch::Contains("loss 2.5 reached at epoch 6 after ~600.00 ms (interpolated between the measured "
-                                  "300.00 ms at epoch 3 and 600.00 ms at epoch 6"));
+                                  "300.00 ms at epoch 3 and 700.00 ms at epoch 7"));
   r.target->measured = true;
-  r.target->readings = {0.6, 0.62};
+  r.target->readings = {0.6, 0.62};  // two repeats read the clock at epoch 6: median 0.61
+  r.target->seconds = 0.61;
   out = printed(cfg, {r});
-  CHECK_THAT(out, Catch::Contains("loss 2.5 reached at epoch 6 after 600.00 ms (measured: clock read at that epoch, "
+  CHECK_THAT(out, Catch::Contains("loss 2.5 reached at epoch 6 after 610.00 ms (measured: clock read at that epoch, "
                                   "median of 2 repeats)"));
   CHECK_THAT(out, !Catch::Contains("interpolated"));
 }
@@ -373,9 +378,13 @@ TEST_CASE("bench page: a backtick in the command keeps its code span, an interpo
   t.loss = 2.5;
   t.reached = true;
   t.epoch = 3;
-  t.seconds = 0.0075;  // interpolated on the CPU, measured on the GPU
+  t.seconds = 0.0075;  // interpolated on the CPU (epochs 3..4, 5 and 10 ms at their ends)
+  t.bracket_from = 2;
+  t.bracket_to = 4;
+  t.bracket_from_seconds = 0.005;
+  t.bracket_to_seconds = 0.010;
   cpu.target = t;
-  t.seconds = 0.004;
+  t.seconds = 0.004;  // measured on the GPU
   t.measured = true;
   t.readings = {0.004};
   gpu.target = t;

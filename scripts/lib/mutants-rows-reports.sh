@@ -29,7 +29,7 @@ mutant report-repeats-min app/report.cpp '[report],[summary]' \
 mutant report-status-ok app/report.cpp '[report],[summary],[faults]' \
   'if (r.status() != "ok") {' \
   'if (false) {' \
-  'summary.json: a diverged or interrupted run has status "ok"'
+  'summary.json: top-level status "ok" though a run diverged or was interrupted'
 mutant report-val-epochs app/report.cpp '[summary]' \
   'e % size_t(r.validation_every) == 0;' \
   'e % size_t(r.validation_every) == 1;' \
