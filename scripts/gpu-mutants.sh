@@ -213,6 +213,53 @@ gmutant reduce-last-level kernels/cuda/reduce.cuh 'MSE delta*' \
   'for (int stride = kThreads / 2; stride > 1; stride /= 2) {' \
   "block reduction: the tree's last level is skipped (thread 1's half of the sum lost)"
 
+# --- the fused path's compute stages (kernels/cuda/fused_v2_stages.cuh; added 2026-11-29:
+# `auto`'s path had no planted bug in its forward, loss, backward or partial gradient) ------
+gmutant v2s-fwd-exact-input kernels/cuda/fused_v2_stages.cuh 'fused v2: every register bucket*' \
+  'if (!Shape::kExact || 4 * c + 3 < in) acc = fmaf(wv.w, a[4 * c + 3], acc);' \
+  'if (!Shape::kExact || 4 * c + 3 < in - 1) acc = fmaf(wv.w, a[4 * c + 3], acc);' \
+  "fused v2, exact shape: the forward leaves out a layer's input 19 (the last of its float4s)"
+gmutant v2s-fwd-last-output kernels/cuda/fused_v2_stages.cuh 'fused v2: every register bucket*' \
+  'for (int o = part; o < out; o += T) output(o);' \
+  'for (int o = part; o < out - 1; o += T) output(o);' \
+  "fused v2, register buckets: the forward never writes a layer's last output"
+gmutant v2s-loss-every-part kernels/cuda/fused_v2_stages.cuh 'fused v2: every register bucket*' \
+  'if (part == 0) loss += double(mse_term(p, t));' \
+  'loss += double(mse_term(p, t));' \
+  "fused v2, exact shape: every thread of a sample adds its loss (4 threads: the loss 4x)"
+gmutant v2s-loss-first-target kernels/cuda/fused_v2_stages.cuh 'fused v2: one SGD step*' \
+  't = o == 0 ? y0 : y[row * n_out + o];' \
+  't = y0;' \
+  "fused v2: every output is compared with the first target (nets of several outputs)"
+gmutant v2s-backsplit-outputs kernels/cuda/fused_v2_stages.cuh 'fused v2: every register bucket*' \
+  'if (4 * c >= out) break;' \
+  'if (4 * c >= out - 1) break;' \
+  "fused v2, exact shape: the backward leaves out the 5th output's delta"
+gmutant v2s-backone-derivative kernels/cuda/fused_v2_stages.cuh 'fused v2: every register bucket*' \
+  'dl[i] = __fmul_rn(nd[i], act_derivative_from_output(act, al[i]));' \
+  'dl[i] = __fmul_rn(nd[i], act_derivative_from_output(act, dl[i]));' \
+  "fused v2, register buckets: the activation's derivative taken at the delta, not the layer's output"
+gmutant v2s-partials-tile-end kernels/cuda/fused_v2_stages.cuh 'fused v2: one SGD step*' \
+  'for (int j = 0; j < S / 4; ++j) {' \
+  'for (int j = 0; j < S / 4 - 1; ++j) {' \
+  "fused v2: a block's partial gradient leaves out the tile's last 4 samples"
+gmutant v2s-partials-layer kernels/cuda/fused_v2_stages.cuh 'fused v2: one SGD step*' \
+  'while (l + 1 < L && k >= net.woff[l + 1]) ++l;' \
+  'while (l + 1 < L && k > net.woff[l + 1]) ++l;' \
+  "fused v2, register buckets: a layer's first weight gets its gradient from the layer below's rows"
+gmutant v2s-bias-row kernels/cuda/fused_v2_stages.cuh 'fused v2: one SGD step*' \
+  '          arow = net.rows;' \
+  '          arow = net.rows - 1;' \
+  "fused v2, register buckets: the bias gradient multiplies by an activation row, not the row of ones"
+gmutant v2s-block-loss-warps kernels/cuda/fused_v2_stages.cuh 'fused v2: every register bucket*' \
+  'for (int j = 1; j < NT / 32; ++j) ls += sloss[j];' \
+  'for (int j = 1; j < NT / 32 - 1; ++j) ls += sloss[j];' \
+  "fused v2: a block's loss leaves out its last warp's samples"
+gmutant v2s-exact-last-param kernels/cuda/fused_v2_stages.cuh 'fused v2: every register bucket*' \
+  'if (tid + r * NT < P) place_exact<Shape>(tid + r * NT, w[tid + r * NT], sw, st);' \
+  'if (tid + r * NT < P - 1) place_exact<Shape>(tid + r * NT, w[tid + r * NT], sw, st);' \
+  "fused v2, exact shape: the output bias is never loaded into shared memory"
+
 # ---------------------------------------------------------------------------------------------
 # What differs from mutants.sh: the [gpu] test binary built for GPGPU-Sim, its filters checked
 # to name cases, their baselines run as tasks of the queue, each run in a simulator process.
