@@ -1,7 +1,10 @@
 // test_reports.cpp — what the reports say, driven by hand-made results (the measurement code
 // itself is tested through the binary elsewhere): the speed-up arithmetic, a simulated GPU
-// never presented as a measurement, the bench page's header (date, command, config,
-// overrides, machine, commit) and repeats that disagree flagged, with the verdict marked.
+// never presented as a measurement, train's summary and console (repeats, status, the loss
+// table, measured or interpolated time to target, MFLOP), the bench page's header (date,
+// command, config, overrides, machine, commit), a slower GPU, a diverged run's time left
+// out, and repeats that disagree flagged, with the verdict marked. Several cases exist
+// because a planted bug survived without them (scripts/lib/mutants-rows-reports.sh).
 #include <catch2/catch.hpp>
 
 #include <cmath>
