@@ -82,6 +82,22 @@ __attribute__((always_inline)) static inline void lane_sums(const float* acc, fl
 // 16 lanes then starts 32 bytes in).
 #define NN_HAVE_GBP_RELU_COLS 1
 alignas(32) static const float kZeros[8] = {};
+// The asm's repeated moves, spelled once: S only for more than K outputs (or inputs).
+#define NN_OUT_GT(K, S) ".if %c[out] > " #K "\n\t" S ".endif\n\t"
+#define NN_NX_GT(K, S) ".if %c[nx] > " #K "\n\t" S ".endif\n\t"
+#define NN_LOAD(MEM, REG) "vmovaps " MEM ", %%" REG "\n\t"
+#define NN_STORE(MEM, REG) "vmovaps %%" REG ", " MEM "\n\t"
+// The column's accumulators ymm0-7 to or from gW (rows in * 16 floats apart), gW0 and gb0.
+#define NN_GBP_ACCS(MOVE)                                                                              \
+  MOVE("(%[gq])", "ymm0") NN_OUT_GT(1, MOVE("(%[gq],%[gs])", "ymm1"))                                  \
+  NN_OUT_GT(2, MOVE("(%[gq],%[gs],2)", "ymm2")) NN_OUT_GT(3, MOVE("(%[gq],%[gs3])", "ymm3"))           \
+  NN_OUT_GT(4, MOVE("(%[gq],%[gs],4)", "ymm4")) MOVE("(%[g0q])", "ymm5")                               \
+  NN_NX_GT(1, MOVE("64(%[g0q])", "ymm6")) MOVE("(%[b0q])", "ymm7")
+// D row K (at MEM) into ymm14: its accumulator ACC += d a, and p += W d (W: row K's weight).
+#define NN_GBP_DROW(K, MEM, ACC, W)                                                                   \
+  NN_OUT_GT(K, "vmovaps " MEM ", %%ymm14\n\t"                                                         \
+               "vfmadd231ps %%ymm14, %%ymm13, %%" ACC "\n\t"                                          \
+               "vfmadd231ps %%ymm14, %%" W ", %%ymm15\n\t")
 template <int OUT, int X>
 static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols, const float* X0, size_t ldx,
                           const float* wt, float* gW, size_t in, float* gW0, float* gb0, bool fresh) {
@@ -111,39 +127,13 @@ static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols,
       "vxorps %%xmm6, %%xmm6, %%xmm6\n\t"
       "vxorps %%xmm7, %%xmm7, %%xmm7\n\t"
       "jmp 4f\n\t"
-      "3:\n\t"
-      "vmovaps (%[gq]), %%ymm0\n\t"
-      ".if %c[out] > 1\n\t"
-      "vmovaps (%[gq],%[gs]), %%ymm1\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 2\n\t"
-      "vmovaps (%[gq],%[gs],2), %%ymm2\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 3\n\t"
-      "vmovaps (%[gq],%[gs3]), %%ymm3\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 4\n\t"
-      "vmovaps (%[gq],%[gs],4), %%ymm4\n\t"
-      ".endif\n\t"
-      "vmovaps (%[g0q]), %%ymm5\n\t"
-      ".if %c[nx] > 1\n\t"
-      "vmovaps 64(%[g0q]), %%ymm6\n\t"
-      ".endif\n\t"
-      "vmovaps (%[b0q]), %%ymm7\n\t"
+      "3:\n\t" NN_GBP_ACCS(NN_LOAD)
       "4:\n\t"
       "vbroadcastss (%[wq]), %%ymm8\n\t"
-      ".if %c[out] > 1\n\t"
-      "vbroadcastss 4(%[wq]), %%ymm9\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 2\n\t"
-      "vbroadcastss 8(%[wq]), %%ymm10\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 3\n\t"
-      "vbroadcastss 12(%[wq]), %%ymm11\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 4\n\t"
-      "vbroadcastss 16(%[wq]), %%ymm12\n\t"
-      ".endif\n\t"
+      NN_OUT_GT(1, "vbroadcastss 4(%[wq]), %%ymm9\n\t")
+      NN_OUT_GT(2, "vbroadcastss 8(%[wq]), %%ymm10\n\t")
+      NN_OUT_GT(3, "vbroadcastss 12(%[wq]), %%ymm11\n\t")
+      NN_OUT_GT(4, "vbroadcastss 16(%[wq]), %%ymm12\n\t")
       ".p2align 5\n\t"
       "1:\n\t"
       "vmovaps (%[ap]), %%ymm13\n\t"
@@ -151,56 +141,20 @@ static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols,
       "vfmadd231ps %%ymm14, %%ymm13, %%ymm0\n\t"  // acc0 += d0 a
       "vmovaps %%ymm8, %%ymm15\n\t"
       "vfmadd213ps %[zero], %%ymm14, %%ymm15\n\t"  // p = w0 d0 + 0, as the .inc
-      ".if %c[out] > 1\n\t"
-      "vmovaps (%[dp],%[tb]), %%ymm14\n\t"
-      "vfmadd231ps %%ymm14, %%ymm13, %%ymm1\n\t"
-      "vfmadd231ps %%ymm14, %%ymm9, %%ymm15\n\t"  // p += w1 d1
-      ".endif\n\t"
-      ".if %c[out] > 2\n\t"
-      "vmovaps (%[dp],%[tb],2), %%ymm14\n\t"
-      "vfmadd231ps %%ymm14, %%ymm13, %%ymm2\n\t"
-      "vfmadd231ps %%ymm14, %%ymm10, %%ymm15\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 3\n\t"
-      "vmovaps (%[dp],%[tb3]), %%ymm14\n\t"
-      "vfmadd231ps %%ymm14, %%ymm13, %%ymm3\n\t"
-      "vfmadd231ps %%ymm14, %%ymm11, %%ymm15\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 4\n\t"
-      "vmovaps (%[dp],%[tb],4), %%ymm14\n\t"
-      "vfmadd231ps %%ymm14, %%ymm13, %%ymm4\n\t"
-      "vfmadd231ps %%ymm14, %%ymm12, %%ymm15\n\t"
-      ".endif\n\t"
+      NN_GBP_DROW(1, "(%[dp],%[tb])", "ymm1", "ymm9")
+      NN_GBP_DROW(2, "(%[dp],%[tb],2)", "ymm2", "ymm10")
+      NN_GBP_DROW(3, "(%[dp],%[tb3])", "ymm3", "ymm11")
+      NN_GBP_DROW(4, "(%[dp],%[tb],4)", "ymm4", "ymm12")
       "vcmpps $0x1e, %[zero], %%ymm13, %%ymm13\n\t"  // a > 0 (GT_OQ): the relu's derivative
       "vandps %%ymm15, %%ymm13, %%ymm15\n\t"
       "vfmadd231ps (%[xp]), %%ymm15, %%ymm5\n\t"  // g0 += p x0
-      ".if %c[nx] > 1\n\t"
-      "vfmadd231ps (%[xp],%[xb]), %%ymm15, %%ymm6\n\t"
-      ".endif\n\t"
+      NN_NX_GT(1, "vfmadd231ps (%[xp],%[xb]), %%ymm15, %%ymm6\n\t")
       "vaddps %%ymm15, %%ymm7, %%ymm7\n\t"  // b0 += p
       "add $64, %[ap]\n\t"  // every other vector: this pass's half of the 16 lanes
       "add $64, %[dp]\n\t"
       "add $64, %[xp]\n\t"
       "cmp %[end], %[ap]\n\t"
-      "jne 1b\n\t"
-      "vmovaps %%ymm0, (%[gq])\n\t"
-      ".if %c[out] > 1\n\t"
-      "vmovaps %%ymm1, (%[gq],%[gs])\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 2\n\t"
-      "vmovaps %%ymm2, (%[gq],%[gs],2)\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 3\n\t"
-      "vmovaps %%ymm3, (%[gq],%[gs3])\n\t"
-      ".endif\n\t"
-      ".if %c[out] > 4\n\t"
-      "vmovaps %%ymm4, (%[gq],%[gs],4)\n\t"
-      ".endif\n\t"
-      "vmovaps %%ymm5, (%[g0q])\n\t"
-      ".if %c[nx] > 1\n\t"
-      "vmovaps %%ymm6, 64(%[g0q])\n\t"
-      ".endif\n\t"
-      "vmovaps %%ymm7, (%[b0q])\n\t"
+      "jne 1b\n\t" NN_GBP_ACCS(NN_STORE)
       // The next column: its A row follows (ap is there), D and X0 from their start.
       "sub %[tb], %[dp]\n\t"
       "sub %[tb], %[xp]\n\t"
@@ -219,6 +173,12 @@ static void gbp_relu_cols(const float* D, size_t T, const float* A, size_t cols,
       : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
 }
+#undef NN_GBP_DROW
+#undef NN_GBP_ACCS
+#undef NN_STORE
+#undef NN_LOAD
+#undef NN_NX_GT
+#undef NN_OUT_GT
 // One vector of floats from base[idx[0..7]] (idx: a vector of 8 indices < 2^31).
 #define NN_HAVE_VGATHER 1
 template <typename VU>
