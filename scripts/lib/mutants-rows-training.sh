@@ -182,8 +182,8 @@ mutant avx2-masked-io kernels/cpu/cpu_fast_avx2.cpp '[fast]' \
   'AVX2 masked loads and stores: a partial vector (the parameters'"'"' last) misses its last lane'
 needs[avx2-masked-io]=avx2
 mutant avx2-gbp-relu-row kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
-  '(%[dp],%[tb],4), %%ymm14' \
-  '(%[dp],%[tb3]), %%ymm14' \
+  '"(%[dp],%[tb],4)", "ymm4"' \
+  '"(%[dp],%[tb3])", "ymm4"' \
   'AVX2 fused backward columns: the fifth D row is read from the fourth'"'"'s place'
 needs[avx2-gbp-relu-row]=avx2
 mutant avx2-gbp-relu-mask kernels/cpu/cpu_fast_avx2.cpp '[kernels]' \
