@@ -70,6 +70,13 @@ int exit_code_of(const std::vector<RunResult>& runs, const std::string& dir) {
                  r.diverged_epoch, dir);
       return kExitDiverged;
     }
+    if (r.interrupted && r.interrupted_repeat) {
+      fmt::print(stderr,
+                 "nntrain: interrupted on {} inside timing repeat {}, after all {} epochs had trained; that repeat's "
+                 "time is left out; results written to {}\n",
+                 to_string(r.device), r.interrupted_repeat, r.epochs_done, dir);
+      return kExitInterrupted;
+    }
     if (r.interrupted) {
       fmt::print(stderr, "nntrain: interrupted on {} after epoch {}; partial results written to {}\n",
                  to_string(r.device), r.epochs_done, dir);

@@ -322,7 +322,11 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
                  r.exploded ? fmt::format(", above {:.4g} ({:g} x the larger of the first epoch's loss and the "
                                           "targets' variance)", r.explode_threshold, kExplodeFactor)
                             : std::string());
-    if (r.interrupted) fmt::print(out, "\n{}: interrupted after epoch {}\n", to_string(r.device), r.epochs_done);
+    if (r.interrupted && r.interrupted_repeat)
+      fmt::print(out, "\n{}: interrupted inside timing repeat {} (left out of the times), after epoch {}\n",
+                 to_string(r.device), r.interrupted_repeat, r.epochs_done);
+    else if (r.interrupted)
+      fmt::print(out, "\n{}: interrupted after epoch {}\n", to_string(r.device), r.epochs_done);
   }
   std::fflush(out);
 }

@@ -1,6 +1,8 @@
 // run_json.cpp — see run_json.hpp.
 #include "run_json.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 namespace nntrain {
@@ -50,6 +52,13 @@ json run_result_json(const RunResult& r) {
     o["diverged_epoch"] = r.diverged_epoch;
     o["divergence"] = r.exploded ? "loss_exploded" : r.weights_nonfinite ? "weights_nonfinite" : "loss_nonfinite";
     if (r.exploded) o["explode_threshold"] = r.explode_threshold;
+  }
+  if (r.interrupted_repeat) {
+    o["interrupted_repeat"] = r.interrupted_repeat;
+    o["interrupted_note"] = fmt::format(
+        "the stop came inside timing repeat {}, after every epoch had trained: that repeat's partial time is left "
+        "out, train_seconds is the median of the {} repeat(s) that finished",
+        r.interrupted_repeat, r.train_seconds_per_repeat.size());
   }
   if (r.target) o["target"] = target_json(*r.target);
   return o;

@@ -183,6 +183,7 @@ TargetResult time_to_target(double target, const std::vector<float>& losses, con
 
 void request_stop() { g_stop.store(true, std::memory_order_relaxed); }
 bool stop_requested() { return g_stop.load(std::memory_order_relaxed); }
+void clear_stop() { g_stop.store(false, std::memory_order_relaxed); }
 
 BackendOptions backend_options(const Config& cfg, Device device) {
   BackendOptions o;
@@ -234,6 +235,10 @@ std::vector<RepeatClock> run_repeats(Backend& backend, const Config& cfg, const 
     }
     plan.chunk = opt.chunk_epochs;
     clocks.push_back(run_repeat(backend, plan, curve, r));
+    if (rep > 0 && r.interrupted && clocks.back().done() < plan.total) {
+      r.interrupted_repeat = rep + 1;  // its chunk boundaries still time the epochs they end
+      break;
+    }
     r.train_seconds_per_repeat.push_back(clocks.back().total());
     if (rep == 0) {
       r.epochs_timed = clocks.back().done();

@@ -83,6 +83,10 @@ struct RunResult {
   double model_validation_loss = std::numeric_limits<double>::quiet_NaN();  // the trained model's
   double eval_seconds = 0;  // validation and model-loss passes: not in train_seconds
   bool interrupted = false;
+  // The timed repeat (1-based) a stop cut short after the first repeat had trained every
+  // epoch; 0: none. Its partial time is not a repeat's time: it is left out of
+  // train_seconds_per_repeat and so of train_seconds.
+  int interrupted_repeat = 0;
   bool nondeterministic = false;  // a repeat's curve differed from the first
   bool simulated = false;         // trained on a simulated GPU: the times are not measurements
   std::optional<TargetResult> target;  // only when train.target_loss is set
@@ -153,6 +157,8 @@ BestEpoch best_epoch(const std::vector<float>& losses);
 // in flight, and the run is marked interrupted.
 void request_stop();
 bool stop_requested();
+// Forgets a stop request: for a process that goes on after one run has stopped (the tests).
+void clear_stop();
 
 // The largest relative gap between two loss curves and the epoch (1-based) up to which
 // they agree within `rel_tol`.

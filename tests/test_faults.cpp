@@ -2,6 +2,9 @@
 // (exit 4), SIGINT/SIGTERM (exit 130), and exceptions from a backend (exit 1).
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <nlohmann/json.hpp>
 #include <new>
@@ -196,5 +199,96 @@ TEST_CASE("a backend failing mid-run leaves summary.json with status failed and 
   CHECK(fs::exists(out + "/config.resolved.json"));
   CHECK(slurp(out + "/metrics.csv") == "device,epoch,loss\n");  // no run finished
   CHECK_FALSE(fs::exists(out + "/model.json"));
+  fs::remove_all(out);
+}
+
+namespace {
+
+// The reference backend, but each chunk reports 1 ms per epoch (times to check by hand),
+// and a stop is requested during its call number `stop_at` (1: the warm-up).
+class StoppingBackend final : public nntrain::Backend {
+ public:
+  StoppingBackend(const nntrain::Dataset& d, const nntrain::BackendOptions& o, int stop_at)
+      : inner_(nntrain::make_cpu_reference_backend(d, o)), stop_at_(stop_at) {}
+  nntrain::Device device() const override { return nntrain::Device::cpu; }
+  std::string name() const override { return "cpu-stopping"; }
+  std::string details() const override { return "asks to stop in one call"; }
+  void load(const nntrain::Params& p) override { inner_->load(p); }
+  nntrain::Params params() override { return inner_->params(); }
+  double train(int epochs, float* losses) override {
+    inner_->train(epochs, losses);
+    if (++calls_ == stop_at_) nntrain::request_stop();
+    return 0.001 * epochs;
+  }
+  nntrain::SetupReport setup() const override { return {}; }
+
+ private:
+  std::unique_ptr<nntrain::Backend> inner_;
+  int stop_at_ = 0, calls_ = 0;
+};
+
+int g_stop_at = 0;  // a BackendFactory is a plain function
+std::unique_ptr<nntrain::Backend> make_stopping(const nntrain::Dataset& d, const nntrain::BackendOptions& o) {
+  return std::make_unique<StoppingBackend>(d, o, g_stop_at);
+}
+
+// Runs 20 epochs in chunks of 5 after a 1-epoch warm-up, 2 timed repeats (calls 2-5: the
+// first, 6-9: the second), a stop requested in call `stop_at`; returns the exit code, with
+// the run's summary and stderr.
+int stopped_run(int stop_at, const std::string& out, json& summary, std::string& err) {
+  using namespace nntrain;
+  TrainArgs a;
+  a.config = std::string(NNTRAIN_SOURCE_DIR) + "/configs/peaks.json";
+  a.out = out;
+  a.quiet = true;
+  a.json = false;
+  a.overrides = {"data.grid=5", "train.epochs=20", "train.log_every=5", "timing.warmup_epochs=1",
+                 "timing.repeats=2"};
+  g_stop_at = stop_at;
+  const BackendRegistry reg = {{Device::cpu, "fast", make_stopping}};
+  const std::string err_path = out + ".stderr";
+  std::fflush(stderr);
+  const int saved = ::dup(2), fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::dup2(fd, 2);
+  ::close(fd);
+  const int code = guarded([&] { return run_train_command(a, reg); });
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  clear_stop();
+  err = slurp(err_path);
+  fs::remove(err_path);
+  summary = json::parse(slurp(out + "/summary.json"));
+  return code;
+}
+
+}  // namespace
+
+TEST_CASE("a stop inside a later timed repeat leaves that repeat out of the times", "[faults]") {
+  const std::string out = fresh_dir("stopped_repeat");
+  json s;
+  std::string err;
+  SECTION("inside the second repeat: training finished, one repeat timed") {
+    CHECK(stopped_run(6, out, s, err) == 130);
+    const json& run = s["runs"][0];
+    CHECK(s["status"] == "interrupted");
+    CHECK(run["epochs"] == 20);
+    CHECK(run["interrupted_repeat"] == 2);
+    // 4 chunks of 5 epochs at 1 ms an epoch: 20 ms; the second repeat's 5 ms left out (with
+    // it, the median of two readings would be 12.5 ms).
+    CHECK(run["train_seconds"].get<double>() == Approx(0.020).epsilon(1e-12));
+    CHECK(run["seconds_per_epoch"].get<double>() == Approx(0.001).epsilon(1e-12));
+    CHECK_FALSE(run.contains("train_seconds_repeats"));
+    CHECK_THAT(err, Catch::Contains("inside timing repeat 2, after all 20 epochs had trained"));
+    CHECK(fs::exists(out + "/model.json"));
+  }
+  SECTION("inside the first repeat: the epochs so far, no repeat left out") {
+    CHECK(stopped_run(3, out, s, err) == 130);
+    const json& run = s["runs"][0];
+    CHECK(run["epochs"] == 10);
+    CHECK_FALSE(run.contains("interrupted_repeat"));
+    CHECK(run["train_seconds"].get<double>() == Approx(0.010).epsilon(1e-12));
+    CHECK_THAT(err, Catch::Contains("interrupted on cpu after epoch 10"));
+  }
   fs::remove_all(out);
 }
