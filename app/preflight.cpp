@@ -38,12 +38,18 @@ void check_same_shape(const Params& p, const ModelSpec& spec, const std::string&
 Prepared prepare_run(const Config& cfg, const std::string& init_model) {
   Prepared p;
   p.data = load_dataset(cfg.data);
-  if (cfg.train.batch_size > p.data.n)
-    throw UsageError("config /train/batch_size: " + std::to_string(cfg.train.batch_size) +
-                     " is larger than the data set (" + std::to_string(p.data.n) +
-                     " samples); use 0 for full batch");
+  // A batch is drawn from the samples trained on: the held-out ones are not among them.
+  const int held_out = validation_samples(p.data.n, cfg.data.validation_fraction);
+  const int trained = p.data.n - held_out;
+  if (cfg.train.batch_size > trained)
+    throw UsageError("config /train/batch_size: " + std::to_string(cfg.train.batch_size) + " is larger than the " +
+                     (held_out ? "training set (" + std::to_string(trained) + " samples: " +
+                                     std::to_string(p.data.n) + " less " + std::to_string(held_out) +
+                                     " held out by /data/validation_fraction)"
+                               : "data set (" + std::to_string(p.data.n) + " samples)") +
+                     "; use 0 for full batch");
   // Refuse a network, batch or curve that cannot fit before allocating any of it.
-  const double batch = batch_samples(cfg.train.batch_size, p.data.n);
+  const double batch = batch_samples(cfg.train.batch_size, trained);
   check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) +
                            double(p.data.x.size() + p.data.y.size()) * sizeof(float),
                        "config /model/layers (" + std::to_string(cfg.model_spec().param_count()) +

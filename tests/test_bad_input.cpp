@@ -223,6 +223,10 @@ TEST_CASE("bad input matrix: out-of-range values", "[bad_input]") {
                 {"eps_zero", R"({"optimizer": {"eps": 0}})", "", {"/optimizer/eps"}},
                 {"batch_larger_than_data", R"({"data": {"grid": 10}, "train": {"batch_size": 101}})", "",
                  {"/train/batch_size", "101", "100 samples"}},
+                // 400 samples, 200 held out: a batch is drawn from the 200 trained on.
+                {"batch_larger_than_training_set",
+                 R"({"data": {"grid": 20, "validation_fraction": 0.5}, "train": {"batch_size": 201}})", "",
+                 {"/train/batch_size", "201", "training set (200 samples: 400 less 200 held out"}},
                 {"batch_negative", R"({"train": {"batch_size": -5}})", "", {"/train/batch_size"}},
                 {"width_zero", R"({"model": {"layers": [2, 0, 1]}})", "", {"/model/layers/1", "out of range"}},
                 {"width_absurd", R"({"model": {"layers": [2, 1000000000, 1]}})", "", {"/model/layers/1", "out of range"}},
