@@ -49,6 +49,19 @@ std::string md_code(const std::string& text) {
   return fence + (pad ? " " : "") + text + (pad ? " " : "") + fence;
 }
 
+// User text (the experiment's name, a swept value) safe anywhere on the page: in a table
+// cell a `|` would split the cell and a newline end the row, in the heading a newline would
+// start a paragraph. A backslash and a `|` are escaped (CommonMark reads both back as
+// themselves, in a cell and out), a control character becomes a space.
+std::string md_escape(const std::string& text) {
+  std::string s;
+  for (char c : text) {
+    if (c == '\\' || c == '|') s += '\\';
+    s += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
+  }
+  return s;
+}
+
 std::string overrides_text(const json& c, bool markdown) {
   if (!c.contains("overrides") || !c["overrides"].is_array() || c["overrides"].empty()) return "none";
   std::string s;
@@ -220,7 +233,11 @@ json bench_json(const BenchReport& r) {
   return j;
 }
 
-std::string bench_markdown(const BenchReport& r) {
+std::string bench_markdown(const BenchReport& report) {
+  // Escaped once here for every place they land (heading, tables, crossover, uncertain list).
+  BenchReport r = report;
+  r.name = md_escape(r.name);
+  for (BenchPoint& p : r.points) p.text = md_escape(p.text);
   const json& c = r.context;
   std::string s = fmt::format("## nntrain bench: {}\n\n", r.name);
   std::string gpu = "none";

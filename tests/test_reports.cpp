@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -412,4 +413,37 @@ TEST_CASE("the spread limit, at and around 1.5, and its edge cases", "[bench][sp
   CHECK(spread_is_wide(summarize({0.0, 0.2})));
   CHECK(spread_is_wide(summarize({1.0, 2.0}), 2.5) == false);
   CHECK(kSpreadLimit == 1.5);
+}
+
+TEST_CASE("bench page: a name or swept value holding a pipe or a newline keeps every row's columns", "[report][bench]") {
+  BenchReport r = hand_report("evil\n\n| x | y |");
+  r.points.push_back(timed_point(0, 10, timed_run(Device::cpu, {0.010}), timed_run(Device::gpu, {0.005})));
+  r.points.push_back(timed_point(1, 20, timed_run(Device::cpu, {0.040}), timed_run(Device::gpu, {0.010})));
+  r.points[0].key = r.points[1].key = "name";
+  r.points[0].text = "a|b";
+  r.points[1].text = "c\\|d\ne";
+  finish_report(r);
+  const std::string md = bench_markdown(r);
+  // By hand: the heading on one line, each | escaped (and a backslash before one doubled).
+  CHECK_THAT(md, Catch::StartsWith("## nntrain bench: evil  \\| x \\| y \\|\n\n"));
+  CHECK(line_of(md, "| a\\|b | 100 | cpu |") != "");
+  CHECK(line_of(md, "| c\\\\\\|d e | 400 | gpu |") != "");
+  // Every table row has as many unescaped pipes as its table's header (15 + the worth
+  // columns, or 6), and no line is the name's injected row.
+  size_t pipes_expected = 0;
+  std::istringstream lines(md);
+  for (std::string line; std::getline(lines, line);) {
+    CHECK(line != "| x | y |");
+    if (line.empty() || line[0] != '|') {
+      pipes_expected = 0;
+      continue;
+    }
+    size_t pipes = 0;
+    for (size_t i = 0; i < line.size(); ++i)
+      if (line[i] == '\\') ++i;
+      else if (line[i] == '|') ++pipes;
+    if (pipes_expected == 0) pipes_expected = pipes;
+    INFO(line);
+    CHECK(pipes == pipes_expected);
+  }
 }
