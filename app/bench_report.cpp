@@ -76,6 +76,19 @@ std::string text_at(const json& c, const char* key) {
   return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : std::string("-");
 }
 
+// The warm-up the runs had: timing.warmup_epochs, or fewer where train.epochs capped it (a
+// point's runs never warm up for longer than they train).
+std::string warmup_text(const BenchReport& r) {
+  const int asked = r.context.value("warmup_epochs", 0);
+  int lo = asked, hi = 0;
+  for (const BenchPoint& p : r.points)
+    for (const RunResult& run : p.runs) lo = std::min(lo, run.warmup_epochs), hi = std::max(hi, run.warmup_epochs);
+  if (lo == asked) return fmt::format("{} warm-up epoch(s) excluded", asked);
+  if (lo == hi) return fmt::format("{} warm-up epoch(s) excluded (timing.warmup_epochs {} capped by train.epochs)", lo, asked);
+  return fmt::format("{}-{} warm-up epochs excluded (timing.warmup_epochs {}, capped by train.epochs where smaller)", lo,
+                     hi, asked);
+}
+
 std::string loss_text(const RunResult& r) {
   return r.losses.empty() ? std::string("-") : fmt::format("{:.6g}", r.losses.back());
 }
@@ -257,9 +270,8 @@ std::string bench_markdown(const BenchReport& report) {
   s += fmt::format("- GPU: {}\n", gpu);
   if (c.contains("gpu_not_run"))  // --device both without a usable GPU: only the CPU half ran
     s += fmt::format("- the GPU half of the devices asked for was not run: {}\n", text_at(c, "gpu_not_run"));
-  s += fmt::format("- {} timed repeat(s) per point (median shown), {} warm-up epoch(s) excluded; set-up reported "
-                   "apart\n",
-                   c.value("repeats", 0), c.value("warmup_epochs", 0));
+  s += fmt::format("- {} timed repeat(s) per point (median shown), {}; set-up reported apart\n", c.value("repeats", 0),
+                   warmup_text(r));
   s += worth_markdown_context(r) + "\n";
   const std::string key = r.points.empty() || r.points[0].key.empty() ? "point" : r.points[0].key;
   s += fmt::format("| {} | samples | device | backend | threads | epochs | median | min | max | stddev | max/min | "
@@ -323,8 +335,8 @@ void print_bench_header(std::FILE* out, const BenchReport& r, const char* b, con
   }
   fmt::print(out, "  build    {} · {} · {} · precision {}\n", c.value("build_type", ""), c.value("compiler", ""),
              c.value("cuda_build", ""), c.value("precision", "fp32"));
-  fmt::print(out, "  timing   {} repeat(s) per point (median, min, max, mean, stddev) · {} warm-up epoch(s) excluded\n",
-             c.value("repeats", 0), c.value("warmup_epochs", 0));
+  fmt::print(out, "  timing   {} repeat(s) per point (median, min, max, mean, stddev) · {}\n", c.value("repeats", 0),
+             warmup_text(r));
   print_worth_header(out, r);
   if (!c.value("optimized", true))
     fmt::print(out, "  warning  this build is not optimised: timings are not representative\n");

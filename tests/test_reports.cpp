@@ -189,6 +189,7 @@ RunResult timed_run(Device d, std::vector<double> times) {
   r.backend = d == Device::cpu ? "cpu-fast" : "gpu-fused";
   r.samples = 100;
   r.epochs_requested = r.epochs_done = r.epochs_timed = 4;
+  r.warmup_epochs = 4;  // hand_context's 5, capped by the 4 epochs (warmup_epochs_of)
   r.losses = {4.0f, 3.0f, 2.0f, 1.0f};
   r.train_seconds_per_repeat = std::move(times);
   r.train_seconds = summarize(r.train_seconds_per_repeat).median;
@@ -446,4 +447,23 @@ TEST_CASE("bench page: a name or swept value holding a pipe or a newline keeps e
     INFO(line);
     CHECK(pipes == pipes_expected);
   }
+}
+
+TEST_CASE("bench header: the warm-up the runs had where train.epochs capped timing.warmup_epochs", "[report][bench]") {
+  BenchReport r = hand_report("warm");  // timing.warmup_epochs 5
+  r.points.push_back(timed_point(0, 10, timed_run(Device::cpu, {0.010}), timed_run(Device::gpu, {0.005})));
+  finish_report(r);
+  // Every run trains 4 epochs, so each warmed up for 4.
+  const std::string capped = "4 warm-up epoch(s) excluded (timing.warmup_epochs 5 capped by train.epochs)";
+  CHECK_THAT(bench_markdown(r), Catch::Contains("- 5 timed repeat(s) per point (median shown), " + capped + ";"));
+  CHECK_THAT(console_of(r), Catch::Contains(capped));
+  // A point of 10 epochs (a train.epochs sweep) warms up for all 5: 4 to 5 over the bench.
+  r.points.push_back(timed_point(1, 20, timed_run(Device::cpu, {0.040}), timed_run(Device::gpu, {0.010})));
+  for (RunResult& run : r.points[1].runs) run.warmup_epochs = 5;
+  const std::string mixed = "4-5 warm-up epochs excluded (timing.warmup_epochs 5, capped by train.epochs where smaller)";
+  CHECK_THAT(bench_markdown(r), Catch::Contains(mixed));
+  CHECK_THAT(console_of(r), Catch::Contains(mixed));
+  // None capped: the setting alone.
+  r.points.erase(r.points.begin());
+  CHECK_THAT(bench_markdown(r), Catch::Contains("per point (median shown), 5 warm-up epoch(s) excluded;"));
 }
