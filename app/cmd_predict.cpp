@@ -51,8 +51,8 @@ std::vector<std::string> input_columns(const PredictArgs& a, const ModelNames& n
   return cols;
 }
 
-// The output: every column of the input as it was (so an id column joins the results back),
-// then one prediction column per model output.
+// The output: every line of the input as it was, its quoting and spacing kept (so an id
+// column joins the results back), then one prediction column per model output.
 std::string output_csv(const std::string& text, const std::string& input, const std::vector<std::string>& header,
                        const std::vector<float>& out, int n_out) {
   std::vector<std::string> pred_names;
@@ -60,22 +60,21 @@ std::string output_csv(const std::string& text, const std::string& input, const 
   for (const auto& p : pred_names)
     if (std::find(header.begin(), header.end(), p) != header.end())
       throw UsageError(input + ": has a column \"" + p + "\" already, which the output adds; rename or drop it");
-  std::string s;
-  for (const auto& h : header) s += h + ",";
-  for (int o = 0; o < n_out; ++o) s += pred_names[size_t(o)] + (o + 1 < n_out ? "," : "\n");
-  // The data lines as parse_csv counted them: after the header, blank lines skipped.
+  // The lines as parse_csv counted them: blank lines skipped, the first the header.
   const bool bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0;
   std::istringstream in(bom ? text.substr(3) : text);
-  std::string line;
+  std::string line, s;
   bool seen_header = false;
   size_t row = 0;
   while (std::getline(in, line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // the output's lines end in \n
+    s += line + ",";
     if (!seen_header) {
       seen_header = true;
+      for (int o = 0; o < n_out; ++o) s += pred_names[size_t(o)] + (o + 1 < n_out ? "," : "\n");
       continue;
     }
-    for (const auto& f : split_csv_line(line)) s += f + ",";
     for (int o = 0; o < n_out; ++o)
       s += fmt::format("{:.9g}{}", out[row * size_t(n_out) + size_t(o)], o + 1 < n_out ? "," : "\n");
     ++row;
@@ -93,7 +92,7 @@ int cmd_predict(const PredictArgs& a) {
   const Params p = load_model(a.model, &names);
   const int n_in = p.spec.widths.front(), n_out = p.spec.widths.back();
   const std::string text = read_file(a.input, "input CSV");
-  const std::vector<std::string> header = csv_header(text);
+  const std::vector<std::string> header = csv_header(text, a.input);
   if (header.empty()) throw UsageError(a.input + ": empty CSV file (expected a header row)");
   const std::vector<std::string> cols = input_columns(a, names, header, n_in);
   const Dataset d = parse_csv(text, a.input, cols, {});

@@ -63,27 +63,68 @@ Dataset make_peaks(int n1, int n2, double lo, double hi) {
   return d;
 }
 
-// No quoting: the data is numeric. Trims spaces and a trailing \r.
-std::vector<std::string> split_csv_line(const std::string& line) {
+// RFC 4180's quoting on one line (spreadsheets and R's write.csv quote every name): a field
+// in double quotes may hold commas, and "" in it is one quote. A field holding a line break
+// cannot be read line by line, so an unclosed quote is an error, not a field that runs on.
+std::vector<std::string> split_csv_line(const std::string& line, std::string* error) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  auto fail = [&](const char* why) {
+    if (error && error->empty()) *error = why;
+  };
   std::vector<std::string> out;
-  std::string cur;
-  for (char ch : line) {
-    if (ch == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (ch != '\r') {
-      cur += ch;
+  size_t i = 0;
+  const size_t n = line.size();
+  for (;;) {
+    std::string f;
+    while (i < n && blank(line[i])) ++i;
+    if (i < n && line[i] == '"') {
+      bool closed = false;
+      for (++i; i < n && !closed; ++i) {
+        if (line[i] != '"') f += line[i];
+        else if (i + 1 < n && line[i + 1] == '"') f += line[i++];
+        else closed = true;
+      }
+      if (!closed) fail("a quoted field has no closing quote (a field holding a line break is not read)");
+      while (i < n && blank(line[i])) ++i;
+      if (i < n && line[i] != ',') fail("text after a quoted field's closing quote");
+      while (i < n && line[i] != ',') ++i;
+    } else {
+      for (; i < n && line[i] != ','; ++i)
+        if (line[i] != '\r') f += line[i];
+      while (!f.empty() && blank(f.back())) f.pop_back();
     }
+    out.push_back(std::move(f));
+    if (i >= n) return out;
+    ++i;  // the comma
   }
-  out.push_back(cur);
-  for (auto& f : out) {
-    const size_t a = f.find_first_not_of(" \t"), b = f.find_last_not_of(" \t");
-    f = a == std::string::npos ? std::string() : f.substr(a, b - a + 1);
-  }
-  return out;
 }
 
 namespace {
+
+// One line's fields, or a UsageError naming the file and line where it is malformed.
+std::vector<std::string> fields_of(const std::string& line, const std::string& path, size_t line_no) {
+  std::string error;
+  std::vector<std::string> f = split_csv_line(line, &error);
+  if (!error.empty()) throw UsageError(path + ": line " + std::to_string(line_no) + ": " + error);
+  return f;
+}
+
+// Optional sign, digits with an optional point, an optional exponent: what a CSV of numbers
+// holds. strtod also reads hexadecimal (0x10, 0x1p3), which no such file means.
+bool plain_decimal(const std::string& f) {
+  auto digit = [&](size_t i) { return i < f.size() && f[i] >= '0' && f[i] <= '9'; };
+  size_t i = f.empty() || (f[0] != '+' && f[0] != '-') ? 0 : 1, digits = 0;
+  for (; digit(i); ++i) ++digits;
+  if (i < f.size() && f[i] == '.')
+    for (++i; digit(i); ++i) ++digits;
+  if (digits == 0) return false;
+  if (i < f.size() && (f[i] == 'e' || f[i] == 'E')) {
+    i += i + 1 < f.size() && (f[i + 1] == '+' || f[i + 1] == '-') ? 2 : 1;
+    if (!digit(i)) return false;
+    while (digit(i)) ++i;
+  }
+  return i == f.size();
+}
 
 // A cell or a header name as an error message shows it: control bytes (NUL, ESC, ...) as
 // \xHH, so the message stays one line of text that a terminal prints as it is (a NUL would
@@ -116,7 +157,7 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    header = split_csv_line(line);
+    header = fields_of(line, path, line_no);
     break;
   }
   if (header.empty()) throw UsageError(path + ": empty CSV file (expected a header row)");
@@ -130,14 +171,9 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
     for (size_t c = 0; c < header.size(); ++c)
       if (header[c] == name) return c;
     std::string cols;
-    bool quoted = false;
-    for (const auto& h : header) {
-      cols += (cols.empty() ? "" : ", ") + shown(h);
-      quoted = quoted || (!h.empty() && (h.front() == '"' || h.front() == '\''));
-    }
+    for (const auto& h : header) cols += (cols.empty() ? "" : ", ") + shown(h);
     throw UsageError(path + ": line " + std::to_string(line_no) + ": no " + role + " column \"" + name +
-                     "\" in the header (columns: " + cols + ")" +
-                     (quoted ? "; quoted fields are not supported: write the names without quotes" : ""));
+                     "\" in the header (columns: " + cols + ")");
   };
   std::vector<size_t> in_cols, out_cols;
   for (const auto& n : inputs) in_cols.push_back(find_col(n, "input"));
@@ -149,7 +185,7 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto fields = split_csv_line(line);
+    const auto fields = fields_of(line, path, line_no);
     if (fields.size() != header.size())
       throw UsageError(path + ": line " + std::to_string(line_no) + ": expected " + std::to_string(header.size()) +
                        " fields (as the header), got " + std::to_string(fields.size()));
@@ -166,6 +202,7 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
       if (f.empty() || end != f.c_str() + f.size()) fail("is not a finite number");
       if (errno == ERANGE && std::isinf(v)) fail("is beyond float32's range (largest 3.4028235e38)");
       if (!std::isfinite(v)) fail("is not a finite number");  // "inf", "nan"
+      if (!plain_decimal(f)) fail("is not a plain decimal number (as 0.25 or -1.5e-3)");
       // Doubles from the half-way point between FLT_MAX and the next power of two on round
       // to infinity as float32, the type nntrain trains in.
       if (std::fabs(v) >= 0x1.ffffffp127) fail("is beyond float32's range (largest 3.4028235e38)");
@@ -247,12 +284,12 @@ ModelNames data_column_names(const DataConfig& d) {
   return {{"x1", "x2"}, {"y"}};  // the names surface.csv and the docs give the grid's columns
 }
 
-std::vector<std::string> csv_header(const std::string& file_text) {
+std::vector<std::string> csv_header(const std::string& file_text, const std::string& path) {
   const bool bom = file_text.compare(0, 3, "\xEF\xBB\xBF") == 0;
   std::istringstream in(bom ? file_text.substr(3) : file_text);
   std::string line;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) return split_csv_line(line);
+  for (size_t line_no = 1; std::getline(in, line); ++line_no)
+    if (line.find_first_not_of(" \t\r") != std::string::npos) return fields_of(line, path, line_no);
   return {};
 }
 

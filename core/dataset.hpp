@@ -55,9 +55,12 @@ Dataset load_dataset(const DataConfig& d);
 ModelNames data_column_names(const DataConfig& d);
 
 // For predict, which copies every column of its input through: the header of CSV text (its
-// first non-blank line, a byte-order mark dropped; empty if there is none), and the fields
-// of one line, as parse_csv splits them (on commas, trimmed, no quoting).
-std::vector<std::string> csv_header(const std::string& file_text);
-std::vector<std::string> split_csv_line(const std::string& line);
+// first non-blank line, a byte-order mark dropped; empty if there is none; a malformed one
+// is a UsageError naming `path` and the line), and the fields of one line as parse_csv
+// splits them: on commas outside double quotes, a quoted field unquoted ("" is one quote),
+// an unquoted one trimmed of spaces and tabs. `error`, if given, is set to why a line is
+// malformed (an unclosed quote, text after a closing quote), and left as it is otherwise.
+std::vector<std::string> csv_header(const std::string& file_text, const std::string& path);
+std::vector<std::string> split_csv_line(const std::string& line, std::string* error = nullptr);
 
 }  // namespace nntrain

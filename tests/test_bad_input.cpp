@@ -316,8 +316,11 @@ TEST_CASE("bad input matrix: CSV data files", "[bad_input][csv]") {
       {"escape_in_cell", cfg("esc.csv", "x1,x2,y\n1,2,\x1b[31mred\n"), "", {"esc.csv", "\"\\x1b[31mred\" is not"}},
       {"huge_cell", cfg("wide.csv", "x1,x2,y\n1,2," + std::string(100000, '7') + "\n"), "",
        {"wide.csv", "line 2, column 3", "(100000 bytes)", "beyond float32"}},
-      {"quoted_header", cfg("quoted.csv", "\"x1\",\"x2\",\"y\"\n1,2,3\n"), "",
-       {"quoted.csv", "no input column \"x1\"", "quoted fields are not supported"}},
+      // Quoted fields are read (test_data.cpp); one line is one record, so a quote left open
+      // (a field holding a line break) is an error, as is text after a closing quote.
+      {"unclosed_quote", cfg("open.csv", "x1,x2,y\n1,\"2,3\n4\",5\n"), "", {"open.csv", "line 2", "no closing quote"}},
+      {"after_quote", cfg("after.csv", "x1,\"x2\"z,y\n1,2,3\n"), "", {"after.csv", "line 1", "after a quoted field"}},
+      {"hexadecimal", cfg("hex.csv", "x1,x2,y\n0x10,2,3\n"), "", {"hex.csv", "line 2, column 1", "plain decimal"}},
       {"empty_file", cfg("empty.csv", ""), "", {"empty.csv", "empty CSV file"}},
       {"blank_lines_only", cfg("blank.csv", "\n  \n\r\n"), "", {"blank.csv", "empty CSV file"}},
       {"header_only", cfg("header.csv", "x1,x2,y\n"), "", {"header.csv", "no data rows"}},

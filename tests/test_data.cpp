@@ -154,3 +154,43 @@ TEST_CASE("CSV line numbers count blank lines and the line without a newline", "
   // A blank line before the header moves the header's line number too.
   CHECK_THAT(err("\na,a,y\n1,2,3\n"), Catch::Contains("t.csv: line 2: column \"a\" appears twice"));
 }
+
+TEST_CASE("CSV quoting as spreadsheets and R write it: quoted names and cells, commas and quotes inside",
+          "[data][csv]") {
+  // R's write.csv quotes every name; a quoted cell may hold a comma, and "" is one quote.
+  const Dataset d = parse_csv("\"id\",\"a\",\"y\"\n\"r1, first\",\"1.5\",2\n \"say \"\"hi\"\"\" , -3 ,\"4e-1\"\n",
+                              "t.csv", {"a"}, {"y"});
+  REQUIRE(d.n == 2);
+  CHECK(d.x == std::vector<float>{1.5f, -3});
+  CHECK(d.y == std::vector<float>{2, 0.4f});
+  // The fields themselves, by hand: unquoted ones trimmed, quoted ones kept as written.
+  CHECK(split_csv_line(" \"say \"\"hi\"\"\" , x ,\" y \",\r") == std::vector<std::string>{"say \"hi\"", "x", " y ", ""});
+  CHECK(split_csv_line("a,\"b,c\",d") == std::vector<std::string>{"a", "b,c", "d"});
+  CHECK(split_csv_line("") == std::vector<std::string>{""});
+  std::string error;
+  CHECK(split_csv_line("a,\"b", &error) == std::vector<std::string>{"a", "b"});
+  CHECK_THAT(error, Catch::Contains("no closing quote"));
+  error.clear();
+  split_csv_line("\"a\"b,c", &error);
+  CHECK_THAT(error, Catch::Contains("after a quoted field"));
+  error.clear();
+  split_csv_line("a\"b,\"\"", &error);  // a quote inside an unquoted field is a character; "" an empty field
+  CHECK(error.empty());
+  CHECK(split_csv_line("a\"b,\"\"") == std::vector<std::string>{"a\"b", ""});
+}
+
+TEST_CASE("CSV numbers are plain decimals: hexadecimal and other strtod forms are refused", "[data][csv]") {
+  auto err = [](const std::string& cell) {
+    try {
+      parse_csv("a,y\n" + cell + ",1\n", "t.csv", {"a"}, {"y"});
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const char* bad : {"0x10", "0x1p3", "1e", "1e+", ".", "+", "1.5.2", "0X1A", "1,5"})
+    CHECK_THAT(err(bad), Catch::Contains("line 2") && !Catch::Contains("no error"));
+  CHECK_THAT(err("0x10"), Catch::Contains("is not a plain decimal number"));
+  for (const char* good : {"1", "-2", "+3", "4.", ".5", "-.5e-3", "6E+2", "007"}) CHECK(err(good) == "no error");
+  CHECK(parse_csv("a,y\n.5,-.5e-3\n6E+2,+3\n", "t.csv", {"a"}, {"y"}).x == std::vector<float>{0.5f, 600});
+}

@@ -346,3 +346,31 @@ TEST_CASE("train records the data's column names in model.json, and predict uses
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("predict copies each input line as it was: quoted names and ids, commas and spaces inside", "[cli][predict]") {
+  const std::string dir = fresh_dir("predict_quoted");
+  fs::create_directories(dir);
+  const std::string model = write_text(dir + "/named.json", named_hand_model());
+  // As R's write.csv writes it (every name quoted), with an id holding a comma and spaces.
+  std::string csv = "\"id\",\"x2\",\"x1\"\r\n", plain = "x1,x2\n";
+  for (size_t i = 0; i < kPoints.size(); ++i) {
+    const auto [x1, x2] = kPoints[i];
+    csv += fmt::format("\" r{}, b \",{},\"{}\"\r\n", i, x2, x1);
+    plain += fmt::format("{},{}\n", x1, x2);
+  }
+  const Pred ref = predict_file(dir, model, plain, "");  // the same points, unquoted
+  const std::string in = write_text(dir + "/quoted.csv", csv);
+  const auto r = run_nntrain("predict --model " + model + " --input " + in + " --output " + dir + "/pred.csv");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::istringstream out(slurp(dir + "/pred.csv"));
+  std::string line;
+  std::getline(out, line);
+  CHECK(line == "\"id\",\"x2\",\"x1\",prediction0");
+  for (size_t i = 0; i < kPoints.size(); ++i) {
+    const auto [x1, x2] = kPoints[i];
+    REQUIRE(std::getline(out, line));
+    CHECK(line == fmt::format("\" r{}, b \",{},\"{}\",{}", i, x2, x1, ref.rows[i][2]));
+  }
+  fs::remove_all(dir);
+}
