@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "commands.hpp"
@@ -100,6 +101,15 @@ int cmd_predict(const PredictArgs& a) {
   reference_forward(p, d.x.data(), d.n, out.data());
   write_output(a.output, output_csv(text, a.input, header, out, n_out));
   fmt::print(stderr, "nntrain: wrote {} predictions to {}\n", d.n, a.output == "-" ? "stdout" : a.output);
+  // Finite inputs can still overflow fp32 inside the net (a cell of 3e38 times a weight):
+  // the file says nan or inf, and this line says where, so a script's log shows it.
+  const auto bad = std::count_if(out.begin(), out.end(), [](float v) { return !std::isfinite(v); });
+  if (bad > 0) {
+    const size_t first = size_t(std::find_if(out.begin(), out.end(), [](float v) { return !std::isfinite(v); }) -
+                                out.begin()) / size_t(n_out);
+    fmt::print(stderr, "nntrain: warning: {} prediction(s) are not finite (NaN or inf), the first in data row {}: "
+                       "its inputs overflow float32 inside the model\n", bad, first + 1);
+  }
   return kExitOk;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "cli_util.hpp"
@@ -372,5 +373,24 @@ TEST_CASE("predict copies each input line as it was: quoted names and ids, comma
     REQUIRE(std::getline(out, line));
     CHECK(line == fmt::format("\" r{}, b \",{},\"{}\",{}", i, x2, x1, ref.rows[i][2]));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("predict: finite inputs that overflow inside the model are written as they come and warned of",
+          "[cli][predict]") {
+  const std::string dir = fresh_dir("predict_overflow");
+  fs::create_directories(dir);
+  const std::string model = write_text(dir + "/named.json", named_hand_model());
+  std::string err;
+  // Row 2's inputs are float32 but their products with the weights are not.
+  const Pred p = predict_file(dir, model, "x1,x2\n0.5,1\n3e38,-3e38\n-1,0.25\n", "", &err);
+  REQUIRE(p.rows.size() == 3);
+  CHECK(std::isfinite(std::stod(p.rows[0][2])));
+  CHECK_FALSE(std::isfinite(std::stod(p.rows[1][2])));
+  CHECK(std::isfinite(std::stod(p.rows[2][2])));
+  CHECK_THAT(err, Catch::Contains("warning: 1 prediction(s) are not finite (NaN or inf), the first in data row 2"));
+  // None: no warning.
+  predict_file(dir, model, "x1,x2\n0.5,1\n", "", &err);
+  CHECK_THAT(err, !Catch::Contains("warning"));
   fs::remove_all(dir);
 }
