@@ -230,7 +230,8 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   check_output_location(a.out.empty() ? cfg.output_dir : a.out);
   if (!a.save_model.empty()) {
     check_output_file(a.save_model, "--save-model");
-    check_output_not_input(a.save_model, "--save-model", {{"--config", a.config}, {"data.csv", cfg.data.csv_resolved}});
+    check_output_not_input(a.save_model, "--save-model",
+                           {{"--config", a.config}, {"data.csv", cfg.data.csv_resolved}, {"--init-model", a.init_model}});
   }
 
   const std::string dir = a.out.empty() ? make_numbered_run_dir(cfg.output_dir) : (ensure_directory(a.out), a.out);

@@ -267,3 +267,23 @@ TEST_CASE("train --save-model onto its config or data, or to -, is refused befor
   CHECK_FALSE(fs::exists(fs::path(NNTRAIN_SOURCE_DIR) / "-"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("train --save-model onto its --init-model is refused before the run, the model kept", "[outputs][cli]") {
+  const std::string dir = fresh_dir("out_init");
+  fs::create_directories(dir);
+  const std::string init = dir + "/m.json";
+  auto r = run_nntrain("--config configs/peaks.json --epochs 0 --quiet data.grid=5 --out " + dir + "/first --save-model " + init);
+  REQUIRE(r.exit_code == 0);
+  const std::string before = slurp(init);
+  fs::create_symlink(init, dir + "/m_link.json");
+  for (const std::string& save : {init, dir + "/m_link.json"}) {
+    r = run_nntrain("--config configs/peaks.json --epochs 3 --quiet data.grid=5 --out " + dir + "/run --init-model " + init +
+                    " --save-model " + save);
+    INFO(save << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--save-model") && Catch::Contains("is the same file as --init-model"));
+    CHECK_FALSE(fs::exists(dir + "/run"));
+  }
+  CHECK(slurp(init) == before);
+  fs::remove_all(dir);
+}
