@@ -78,8 +78,10 @@ int exit_code_of(const std::vector<RunResult>& runs, const std::string& dir) {
       return kExitInterrupted;
     }
     if (r.interrupted) {
-      fmt::print(stderr, "nntrain: interrupted on {} after epoch {}; partial results written to {}\n",
-                 to_string(r.device), r.epochs_done, dir);
+      fmt::print(stderr, "nntrain: interrupted on {} {}; partial results written to {}\n", to_string(r.device),
+                 r.epochs_done ? fmt::format("after epoch {}", r.epochs_done)
+                               : std::string("during the warm-up, before any epoch trained"),
+                 dir);
       return kExitInterrupted;
     }
   }
@@ -150,6 +152,11 @@ class StopWatchdog {
     live_.train_seconds = c.seconds;
     live_.diverged_epoch = c.run->diverged_epoch;
   }
+  // The device in flight is warming up (true) or has finished its warm-up (false).
+  void warming(bool on) {
+    std::lock_guard<std::mutex> lock(m_);
+    warming_ = on;
+  }
   // A device finished: it joins the results, and no run is in flight.
   void finished(std::vector<RunResult>& runs, RunResult r) {
     std::lock_guard<std::mutex> lock(m_);
@@ -177,24 +184,33 @@ class StopWatchdog {
     std::vector<RunResult> runs = finished_;
     if (live_valid_) {
       live_.interrupted = true;
+      live_.model_loss_note = "the run was interrupted";
       runs.push_back(live_);
     }
+    // Where the device in flight was: its warm-up, an epoch, or a later timed repeat (the
+    // trainer reports the first repeat's chunks only, so all epochs done means a later one).
+    const bool later = live_.epochs_requested > 0 && live_.epochs_done >= live_.epochs_requested;
+    const std::string where = warming_ ? std::string("its warm-up")
+                              : later  ? std::string("a later timing repeat")
+                                       : fmt::format("epoch {}", live_.epochs_done + 1);
     write_file_atomic(dir_ + "/metrics.csv", metrics_csv(runs));
     nlohmann::json summary = summary_json(cfg_, runs, gpu_);
     summary["status"] = "interrupted";
     if (live_valid_)
       summary["interrupted_note"] = fmt::format(
-          "{} stopped inside epoch {}, which had not returned {:g} s after the signal: its epochs before it are "
-          "kept, its weights (inside the epoch) are not written",
-          to_string(live_.device), live_.epochs_done + 1, kStopGrace);
+          "{} stopped inside {}, which had not returned {:g} s after the signal: {}", to_string(live_.device), where,
+          kStopGrace,
+          warming_ ? "no epoch had trained"
+          : later  ? "every epoch had trained once; its model is not written"
+                   : "its epochs before it are kept, its weights (inside the epoch) are not written");
     write_file_atomic(dir_ + "/summary.json", dump(summary));
     // The finished devices' models; none (and no stale one) for the device in flight.
     if (finished_.empty()) args_.save_model.clear();
     write_models(args_, cfg_, finished_, dir_);
     const std::string msg = fmt::format(
         "nntrain: interrupted{}; the finished epochs are written to {}\n",
-        live_valid_ ? fmt::format(" on {} during epoch {} (it did not return within {:g} s of the signal)",
-                                  to_string(live_.device), live_.epochs_done + 1, kStopGrace)
+        live_valid_ ? fmt::format(" on {} during {} (it did not return within {:g} s of the signal)",
+                                  to_string(live_.device), where, kStopGrace)
                     : std::string(),
         dir_);
     [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg.data(), msg.size());
@@ -206,7 +222,7 @@ class StopWatchdog {
   const GpuInfo* gpu_;
   std::string dir_;
   std::mutex m_;
-  bool claimed_ = false, live_valid_ = false;
+  bool claimed_ = false, live_valid_ = false, warming_ = false;
   std::vector<RunResult> finished_;
   RunResult live_;
   std::atomic<bool> quit_{false};
@@ -249,8 +265,14 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   TrainHooks hooks;
   hooks.evaluate = true;
   hooks.progress = [&](int done, int total, float loss) { progress.update(done, total, loss); };
-  hooks.warmup_begin = [&](int n) { progress.warmup_begin(n); };
-  hooks.warmup_end = [&](int n, double s) { progress.warmup_end(n, s); };
+  hooks.warmup_begin = [&](int n) {
+    watchdog.warming(true);
+    progress.warmup_begin(n);
+  };
+  hooks.warmup_end = [&](int n, double s) {
+    watchdog.warming(false);
+    progress.warmup_end(n, s);
+  };
   hooks.chunk_done = [&](const ChunkReport& c) { watchdog.chunk(c); };
   for (const Device device : cfg.devices()) {
     progress.begin(to_string(device), cfg.train.epochs);

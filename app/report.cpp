@@ -326,7 +326,8 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
       fmt::print(out, "\n{}: interrupted inside timing repeat {} (left out of the times), after epoch {}\n",
                  to_string(r.device), r.interrupted_repeat, r.epochs_done);
     else if (r.interrupted)
-      fmt::print(out, "\n{}: interrupted after epoch {}\n", to_string(r.device), r.epochs_done);
+      fmt::print(out, "\n{}: interrupted {}\n", to_string(r.device),
+                 r.epochs_done ? fmt::format("after epoch {}", r.epochs_done) : std::string("during the warm-up"));
   }
   std::fflush(out);
 }

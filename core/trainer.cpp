@@ -210,16 +210,20 @@ int warmup_epochs_of(const Config& cfg) { return std::min(cfg.timing.warmup_epoc
 
 namespace {
 
-// Warm-up: caches, clocks, lazy module loads, graph instantiation. Then start over.
-void warm_up(Backend& backend, const Params& init, RunResult& r, const TrainHooks& hooks) {
+// Warm-up: caches, clocks, lazy module loads, graph instantiation. Then start over. In the
+// run's chunks, so that a stop comes as soon as in training (a long warm-up in one call
+// outlasted the stop's grace).
+void warm_up(Backend& backend, const Params& init, int chunk, RunResult& r, const TrainHooks& hooks) {
   if (r.warmup_epochs <= 0) return;
   if (hooks.warmup_begin) hooks.warmup_begin(r.warmup_epochs);
   std::vector<float> scratch(size_t(r.warmup_epochs));
   const auto t0 = std::chrono::steady_clock::now();
-  backend.train(r.warmup_epochs, scratch.data());
+  int done = 0;
+  for (int n = 0; done < r.warmup_epochs && !stop_requested(); done += n)
+    backend.train(n = std::min(chunk, r.warmup_epochs - done), scratch.data() + done);
   r.warmup_seconds = seconds_since(t0);
   backend.load(init);
-  if (hooks.warmup_end) hooks.warmup_end(r.warmup_epochs, r.warmup_seconds);
+  if (hooks.warmup_end) hooks.warmup_end(done, r.warmup_seconds);
 }
 
 // The timed repeats; the first records the curves and the final weights.
@@ -327,7 +331,7 @@ RunResult run_training(const BackendRegistry& registry, const Config& cfg, const
   }
   if (hooks.chunk_done) hooks.chunk_done({&r, nullptr, nullptr, 0, 0, 0.0});
 
-  warm_up(*backend, init, r, hooks);
+  warm_up(*backend, init, opt.chunk_epochs, r, hooks);
   std::vector<RepeatClock> clocks;
   if (stop_requested() && plan.total > 0) r.interrupted = true;  // stopped during the warm-up: nothing trained
   else clocks = run_repeats(*backend, cfg, opt, init, plan, r);

@@ -204,6 +204,8 @@ TEST_CASE("a backend failing mid-run leaves summary.json with status failed and 
 
 namespace {
 
+int g_epochs_run = 0;  // by every StoppingBackend call, warm-up included
+
 // The reference backend, but each chunk reports 1 ms per epoch (times to check by hand),
 // and a stop is requested during its call number `stop_at` (1: the warm-up).
 class StoppingBackend final : public nntrain::Backend {
@@ -217,6 +219,7 @@ class StoppingBackend final : public nntrain::Backend {
   nntrain::Params params() override { return inner_->params(); }
   double train(int epochs, float* losses) override {
     inner_->train(epochs, losses);
+    g_epochs_run += epochs;
     if (++calls_ == stop_at_) nntrain::request_stop();
     return 0.001 * epochs;
   }
@@ -232,9 +235,9 @@ std::unique_ptr<nntrain::Backend> make_stopping(const nntrain::Dataset& d, const
   return std::make_unique<StoppingBackend>(d, o, g_stop_at);
 }
 
-// Runs 20 epochs in chunks of 5 after a 1-epoch warm-up, 2 timed repeats (calls 2-5: the
-// first, 6-9: the second), a stop requested in call `stop_at`; returns the exit code, with
-// the run's summary and stderr.
+// Runs 20 epochs in chunks of 5 after a 10-epoch warm-up in the same chunks (calls 1-2), 2
+// timed repeats (calls 3-6: the first, 7-10: the second), a stop requested in call
+// `stop_at`; returns the exit code, with the run's summary and stderr.
 int stopped_run(int stop_at, const std::string& out, json& summary, std::string& err) {
   using namespace nntrain;
   TrainArgs a;
@@ -242,9 +245,10 @@ int stopped_run(int stop_at, const std::string& out, json& summary, std::string&
   a.out = out;
   a.quiet = true;
   a.json = false;
-  a.overrides = {"data.grid=5", "train.epochs=20", "train.log_every=5", "timing.warmup_epochs=1",
+  a.overrides = {"data.grid=5", "train.epochs=20", "train.log_every=5", "timing.warmup_epochs=10",
                  "timing.repeats=2"};
   g_stop_at = stop_at;
+  g_epochs_run = 0;
   const BackendRegistry reg = {{Device::cpu, "fast", make_stopping}};
   const std::string err_path = out + ".stderr";
   std::fflush(stderr);
@@ -264,12 +268,12 @@ int stopped_run(int stop_at, const std::string& out, json& summary, std::string&
 
 }  // namespace
 
-TEST_CASE("a stop inside a later timed repeat leaves that repeat out of the times", "[faults]") {
+TEST_CASE("a stop in the warm-up or a later timed repeat says where and leaves a partial repeat out of the times", "[faults]") {
   const std::string out = fresh_dir("stopped_repeat");
   json s;
   std::string err;
   SECTION("inside the second repeat: training finished, one repeat timed") {
-    CHECK(stopped_run(6, out, s, err) == 130);
+    CHECK(stopped_run(7, out, s, err) == 130);
     const json& run = s["runs"][0];
     CHECK(s["status"] == "interrupted");
     CHECK(run["epochs"] == 20);
@@ -283,12 +287,21 @@ TEST_CASE("a stop inside a later timed repeat leaves that repeat out of the time
     CHECK(fs::exists(out + "/model.json"));
   }
   SECTION("inside the first repeat: the epochs so far, no repeat left out") {
-    CHECK(stopped_run(3, out, s, err) == 130);
+    CHECK(stopped_run(4, out, s, err) == 130);
     const json& run = s["runs"][0];
     CHECK(run["epochs"] == 10);
     CHECK_FALSE(run.contains("interrupted_repeat"));
     CHECK(run["train_seconds"].get<double>() == Approx(0.010).epsilon(1e-12));
     CHECK_THAT(err, Catch::Contains("interrupted on cpu after epoch 10"));
+  }
+  SECTION("inside the warm-up: it stops after its chunk in flight, nothing trained") {
+    CHECK(stopped_run(1, out, s, err) == 130);
+    const json& run = s["runs"][0];
+    CHECK(run["epochs"] == 0);
+    CHECK(run["status"] == "interrupted");
+    CHECK(run["model_loss_note"] == "the run was interrupted");
+    CHECK(g_epochs_run == 5);  // the warm-up's first chunk of 5, not its 10 in one call
+    CHECK_THAT(err, Catch::Contains("interrupted on cpu during the warm-up, before any epoch trained"));
   }
   fs::remove_all(out);
 }

@@ -366,3 +366,44 @@ TEST_CASE("SIGTERM inside a long epoch ends the run in seconds, not at the run's
   fs::remove(log_out);
   fs::remove(log_err);
 }
+
+TEST_CASE("SIGTERM inside a long warm-up ends the run in seconds and says it was the warm-up", "[summary][signal]") {
+  const std::string out = fresh_dir("long_warmup");
+  const std::string log_out = out + ".stdout", log_err = out + ".stderr";
+  // The wide net of the test above, warming up for 1000 epochs of seconds each.
+  const pid_t pid = spawn({NNTRAIN_BINARY, "--config", "configs/peaks.json", "--epochs", "1000", "--lr", "0.001",
+                           "--out", out, "model.layers=[2,2048,2048,1]", "data.grid=60", "train.log_every=1",
+                           "timing.warmup_epochs=1000"},
+                          NNTRAIN_SOURCE_DIR, log_out, log_err);
+  REQUIRE(pid > 0);
+  KillOnExit guard{out};
+  const bool begun = wait_until([&] { return slurp(log_err).find("warm-up: 1000 epoch(s)") != std::string::npos; }, 300);
+  if (!begun) ::kill(pid, SIGKILL);
+  REQUIRE(begun);
+  ::usleep(100 * 1000);
+  ::kill(pid, SIGTERM);
+  const int code = wait_exit(pid, 30);
+  const std::string err = slurp(log_err);
+  INFO(err);
+  CHECK(code == 130);
+  REQUIRE(fs::exists(out + "/summary.json"));
+  const json s = json::parse(slurp(out + "/summary.json"));
+  const json& run = s["runs"][0];
+  CHECK(run["status"] == "interrupted");
+  CHECK(run["epochs"] == 0);
+  CHECK(run["model_loss_note"] == "the run was interrupted");
+  CHECK(read_table(out + "/metrics.csv").rows.empty());
+  // Either the watchdog wrote (the warm-up's chunk in flight outlasted the grace) or the
+  // chunk returned in time: both name the warm-up, neither an epoch.
+  if (err.find("did not return") != std::string::npos) {
+    CHECK_THAT(err, Catch::Contains("during its warm-up (it did not return"));
+    CHECK_THAT(s["interrupted_note"].get<std::string>(), Catch::Contains("inside its warm-up") &&
+                                                              Catch::Contains("no epoch had trained"));
+  } else {
+    CHECK_THAT(err, Catch::Contains("during the warm-up, before any epoch trained"));
+  }
+  CHECK_THAT(err, !Catch::Contains("epoch 1 ("));
+  fs::remove_all(out);
+  fs::remove(log_out);
+  fs::remove(log_err);
+}
