@@ -55,16 +55,25 @@ void write_models(const TrainArgs& a, const Config& cfg, const std::vector<RunRe
   }
 }
 
+// Why a run diverged, as its exit line says it. Full batch, epoch 1's loss is the initial
+// weights' (no update has run yet): a loss not finite there is data that overflows float32.
+std::string divergence_reason(const RunResult& r, bool full_batch) {
+  if (r.weights_nonfinite) return "weights became NaN/Inf in the update";
+  if (r.exploded)
+    return fmt::format("loss {:.4g} exploded past {:.4g} ({:g} x the larger of the first epoch's loss and the "
+                       "targets' variance)",
+                       r.losses.back(), r.explode_threshold, kExplodeFactor);
+  if (r.diverged_epoch == 1 && full_batch)
+    return "the initial weights' loss is not finite in float32 (the data's values or the weights are too large "
+           "for it: scale the inputs and targets)";
+  return "loss is not finite";
+}
+
 // The documented exit code of a finished train, with its one-line message (docs/DESIGN.md §5).
-int exit_code_of(const std::vector<RunResult>& runs, const std::string& dir) {
+int exit_code_of(const Config& cfg, const std::vector<RunResult>& runs, const std::string& dir) {
   for (const auto& r : runs) {
     if (r.diverged_epoch) {
-      const std::string why =
-          r.weights_nonfinite ? std::string("weights became NaN/Inf in the update")
-          : r.exploded ? fmt::format("loss {:.4g} exploded past {:.4g} ({:g} x the larger of the first epoch's loss "
-                                     "and the targets' variance)",
-                                     r.losses.back(), r.explode_threshold, kExplodeFactor)
-                       : std::string("loss is not finite");
+      const std::string why = divergence_reason(r, batch_samples(cfg.train.batch_size, r.samples) == r.samples);
       fmt::print(stderr, "nntrain: error: training diverged on {}: {} at epoch {}; results up to it kept in {}\n",
                  to_string(r.device), why,
                  r.diverged_epoch, dir);
@@ -305,7 +314,7 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
     fmt::print("\nResults in {}/ (config.resolved.json, metrics.csv, summary.json{})\n", dir,
                runs.front().diverged_epoch ? "; no model.json: the run diverged" : ", model.json");
   }
-  return exit_code_of(runs, dir);
+  return exit_code_of(cfg, runs, dir);
 }
 
 }  // namespace nntrain

@@ -305,3 +305,20 @@ TEST_CASE("a stop in the warm-up or a later timed repeat says where and leaves a
   }
   fs::remove_all(out);
 }
+
+TEST_CASE("a loss not finite at epoch 1 of a full batch is put down to the data, not to training", "[faults]") {
+  const std::string dir = fresh_dir("overflow_data");
+  fs::create_directories(dir);
+  // Targets of 1e30 are float32, their squares are not: the first loss, before any update, is inf.
+  write_text(dir + "/big.csv", "x1,x2,y\n0.5,1,1e30\n-1,0.25,-1e30\n1.5,-0.75,1e30\n");
+  write_text(dir + "/c.json", R"({"data": {"csv": "big.csv", "inputs": ["x1", "x2"], "targets": ["y"]}})");
+  auto r = run_nntrain("--config " + dir + "/c.json --epochs 5 --quiet --out " + dir + "/full");
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.err, Catch::Contains("the initial weights' loss is not finite in float32") &&
+                        Catch::Contains("at epoch 1") && Catch::Contains("scale the inputs and targets"));
+  // In batches of 1, epoch 1's loss comes after updates: not said to be the initial weights'.
+  r = run_nntrain("--config " + dir + "/c.json --epochs 5 --quiet --batch-size 1 --out " + dir + "/mini");
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.err, Catch::Contains("loss is not finite at epoch 1") && !Catch::Contains("initial weights"));
+  fs::remove_all(dir);
+}
