@@ -282,6 +282,9 @@ mutant sweep-dup-signal app/cmd_sweep_local.cpp 'sweep local: Ctrl-C*' \
 # The report, bench, verdict and init rows (added 2026-11-29): scripts/lib/mutants-rows-reports.sh.
 # shellcheck source=scripts/lib/mutants-rows-reports.sh
 source scripts/lib/mutants-rows-reports.sh
+# The user-path rows (added 2026-11-29, an exploratory review's bugs): scripts/lib/mutants-rows-userpath.sh.
+# shellcheck source=scripts/lib/mutants-rows-userpath.sh
+source scripts/lib/mutants-rows-userpath.sh
 
 # ---------------------------------------------------------------------------------------------
 # What differs from gpu-mutants.sh: a CPU-only Release build of nntrain_tests, whose filters

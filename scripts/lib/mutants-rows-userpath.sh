@@ -1,0 +1,70 @@
+# shellcheck shell=bash
+# mutants-rows-userpath.sh — rows of scripts/mutants.sh (sourced by it, after the report rows)
+# for the user-path fixes of 2026-11-29 (an exploratory review found each as a bug): timing
+# repeats cut by a stop, the warm-up's chunks, batches against held-out data, values that are
+# 0 in fp32, the Markdown page's escaping, CSV quoting and decimals, predict's pass-through and
+# its overflow warning, --save-model onto --init-model. Row format: see scripts/mutants.sh.
+
+# --- the trainer and train's messages (core/trainer.cpp, app/cmd_train.cpp) -----------------
+mutant train-partial-repeat core/trainer.cpp '[faults]' \
+  'if (rep > 0 && r.interrupted && clocks.back().done() < plan.total) {' \
+  'if (false) {' \
+  'train: a repeat cut short by a stop counted as a repeat (its partial time in the median)'
+mutant train-warmup-one-call core/trainer.cpp '[faults]' \
+  'backend.train(n = std::min(chunk, r.warmup_epochs - done), scratch.data() + done);' \
+  'backend.train(n = r.warmup_epochs - done, scratch.data() + done);' \
+  'train: the warm-up in one call, which a stop cannot cut'
+mutant train-overflow-reason app/cmd_train.cpp '[faults]' \
+  'if (r.diverged_epoch == 1 && full_batch)' \
+  'if (r.diverged_epoch == 1)' \
+  'train: a mini-batch run'"'"'s first epoch (updates done) blamed on the initial weights'
+mutant train-save-init-model app/cmd_train.cpp '[outputs]' \
+  '{"data.csv", cfg.data.csv_resolved}, {"--init-model", a.init_model}});' \
+  '{"data.csv", cfg.data.csv_resolved}});' \
+  'train: --save-model onto --init-model replaces the starting model'
+
+# --- config and preflight (core/config.cpp, app/preflight.cpp) ------------------------------
+mutant config-fp32-zero core/config.cpp '[bad_input]' \
+  'if (float(v) == 0.0f)' \
+  'if (v == 0.0)' \
+  'config: an lr or eps of 1e-50 (0 in fp32) accepted'
+mutant preflight-batch-heldout app/preflight.cpp '[bad_input]' \
+  'const int trained = p.data.n - held_out;' \
+  'const int trained = p.data.n;' \
+  'preflight: a batch larger than the samples trained on (some held out) accepted'
+
+# --- bench's Markdown page (app/bench_report.cpp) -------------------------------------------
+mutant md-escape-pipe app/bench_report.cpp '[report]' \
+  "if (c == '\\\\' || c == '|') s += '\\\\';" \
+  "if (c == '\\\\') s += '\\\\';" \
+  'bench Markdown: a | in a swept value splits its cell'
+mutant md-escape-control app/bench_report.cpp '[report]' \
+  "s += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;" \
+  's += c;' \
+  'bench Markdown: a newline in the name or a value ends the heading or the row'
+mutant bench-warmup-capped app/bench_report.cpp '[report]' \
+  'if (lo == asked) return' \
+  'if (true) return' \
+  'bench header: the warm-up setting shown where train.epochs capped it'
+
+# --- CSV and predict (core/dataset.cpp, app/cmd_predict.cpp) --------------------------------
+mutant csv-quote-escape core/dataset.cpp '[csv]' \
+  "else if (i + 1 < n && line[i + 1] == '\"') f += line[i++];" \
+  'else if (false) f += line[i++];' \
+  'CSV: "" inside a quoted field ends it instead of standing for one quote'
+mutant csv-unclosed-quote core/dataset.cpp '[csv]' \
+  'if (!closed) fail(' \
+  'if (false) fail(' \
+  'CSV: an unclosed quote (a field with a line break) read as a field'
+mutant csv-plain-decimal core/dataset.cpp '[csv]' \
+  'if (!plain_decimal(f)) fail(' \
+  'if (false) fail(' \
+  'CSV: 0x10 read as 16'
+mutant predict-verbatim app/cmd_predict.cpp '[predict]' \
+  's += line + ",";' \
+  'for (const auto& f : split_csv_line(line)) s += f + ",";' \
+  'predict: the input'"'"'s fields re-joined unquoted (an id with a comma becomes two columns)'
+mutant predict-overflow-warning app/cmd_predict.cpp '[predict]' \
+  'if (bad > 0) {' \
+  'if (false) {' \
+  'predict: nan predictions written without a word'
