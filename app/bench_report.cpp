@@ -8,6 +8,7 @@
 #include <cctype>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <numeric>
 #include <string_view>
 
@@ -77,12 +78,16 @@ std::string text_at(const json& c, const char* key) {
 }
 
 // The warm-up the runs had: timing.warmup_epochs, or fewer where train.epochs capped it (a
-// point's runs never warm up for longer than they train).
+// run never warms up for longer than it trains), or the swept values' range.
 std::string warmup_text(const BenchReport& r) {
   const int asked = r.context.value("warmup_epochs", 0);
-  int lo = asked, hi = 0;
+  int lo = std::numeric_limits<int>::max(), hi = std::numeric_limits<int>::min();
   for (const BenchPoint& p : r.points)
     for (const RunResult& run : p.runs) lo = std::min(lo, run.warmup_epochs), hi = std::max(hi, run.warmup_epochs);
+  if (lo > hi) lo = hi = asked;  // no runs
+  if (!r.points.empty() && r.points[0].key == "timing.warmup_epochs")
+    return lo == hi ? fmt::format("{} warm-up epoch(s) excluded", lo)
+                    : fmt::format("{}-{} warm-up epochs excluded (timing.warmup_epochs swept)", lo, hi);
   if (lo == asked) return fmt::format("{} warm-up epoch(s) excluded", asked);
   if (lo == hi) return fmt::format("{} warm-up epoch(s) excluded (timing.warmup_epochs {} capped by train.epochs)", lo, asked);
   return fmt::format("{}-{} warm-up epochs excluded (timing.warmup_epochs {}, capped by train.epochs where smaller)", lo,

@@ -196,11 +196,13 @@ class StopWatchdog {
       live_.model_loss_note = "the run was interrupted";
       runs.push_back(live_);
     }
-    // Where the device in flight was: its warm-up, an epoch, or a later timed repeat (the
-    // trainer reports the first repeat's chunks only, so all epochs done means a later one).
+    // Where the device in flight was: its warm-up, an epoch, or past its epochs (the trainer
+    // reports the first repeat's chunks only): a later timed repeat, or with one repeat the
+    // trained model's evaluation.
     const bool later = live_.epochs_requested > 0 && live_.epochs_done >= live_.epochs_requested;
     const std::string where = warming_ ? std::string("its warm-up")
-                              : later  ? std::string("a later timing repeat")
+                              : later  ? std::string(cfg_.timing.repeats > 1 ? "a later timing repeat"
+                                                                             : "the trained model's evaluation")
                                        : fmt::format("epoch {}", live_.epochs_done + 1);
     write_file_atomic(dir_ + "/metrics.csv", metrics_csv(runs));
     nlohmann::json summary = summary_json(cfg_, runs, gpu_);

@@ -195,13 +195,14 @@ void read_optimizer(const json& j, OptimizerConfig& c) {
   c.beta1 = o.number("beta1", c.beta1, 0.0, 0.999999);
   c.beta2 = o.number("beta2", c.beta2, 0.0, 0.999999999);
   c.eps = o.number("eps", c.eps, 0.0, 1.0, /*lo_open=*/true);
-  // The update runs in fp32: a value > 0 that rounds to 0 there trains nothing (lr) or
-  // divides 0 by 0 (eps, where a gradient and its moments are 0).
+  // The update runs in fp32, and the fast backend flushes subnormals to 0: a value > 0 below
+  // float32's smallest normal number trains nothing (lr) or divides 0 by 0 (eps, where a
+  // gradient and its moments are 0).
   for (const auto& [key, v] : {std::pair<const char*, double>{"lr", c.lr}, {"eps", c.eps}})
-    if (float(v) == 0.0f)
+    if (v < double(std::numeric_limits<float>::min()))
       o.fail(std::string("/optimizer/") + key, "value " + json(v).dump() +
-                                               " is 0 in single precision, which the update runs in (expected at "
-                                               "least 1.4e-45)");
+                                               " is below float32's smallest normal number, 1.1754944e-38 (the update "
+                                               "runs in float32 and may flush smaller values to 0)");
   o.finish();
 }
 

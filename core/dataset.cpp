@@ -190,7 +190,10 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
       throw UsageError(path + ": line " + std::to_string(line_no) + ": expected " + std::to_string(header.size()) +
                        " fields (as the header), got " + std::to_string(fields.size()));
     auto parse = [&](size_t c) {
-      const std::string& f = fields[c];
+      // A quoted cell keeps its spaces (" 1.5"); its number is read without them.
+      const std::string& cell = fields[c];
+      const size_t first = cell.find_first_not_of(" \t"), last = cell.find_last_not_of(" \t");
+      const std::string f = first == std::string::npos ? std::string() : cell.substr(first, last - first + 1);
       char* end = nullptr;
       errno = 0;
       const double v = f.empty() ? 0.0 : std::strtod(f.c_str(), &end);

@@ -222,6 +222,7 @@ void warm_up(Backend& backend, const Params& init, int chunk, RunResult& r, cons
   for (int n = 0; done < r.warmup_epochs && !stop_requested(); done += n)
     backend.train(n = std::min(chunk, r.warmup_epochs - done), scratch.data() + done);
   r.warmup_seconds = seconds_since(t0);
+  r.warmup_epochs = done;  // fewer when a stop cut it
   backend.load(init);
   if (hooks.warmup_end) hooks.warmup_end(done, r.warmup_seconds);
 }
@@ -232,6 +233,11 @@ std::vector<RepeatClock> run_repeats(Backend& backend, const Config& cfg, const 
   std::vector<float> curve(size_t(cfg.train.epochs));
   std::vector<RepeatClock> clocks;
   for (int rep = 0; rep < cfg.timing.repeats; ++rep) {
+    if (rep > 0 && stop_requested()) {  // after the last chunk of the one before: none of this one ran
+      r.interrupted = true;
+      r.interrupted_repeat = rep + 1;
+      break;
+    }
     if (rep > 0) {
       backend.load(init);
       plan.validator = nullptr;  // the first repeat's curve is the one recorded

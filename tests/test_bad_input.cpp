@@ -225,7 +225,7 @@ TEST_CASE("bad input matrix: out-of-range values", "[bad_input]") {
                  {"/train/batch_size", "101", "100 samples"}},
                 // 0 in fp32: Adam's 0 / (0 + eps) is NaN where a gradient is 0 (a dead relu).
                 {"eps_zero_in_fp32", R"({"optimizer": {"eps": 1e-50}})", "",
-                 {"/optimizer/eps", "1e-50", "0 in single precision"}},
+                 {"/optimizer/eps", "1e-50", "below float32's smallest normal"}},
                 // 400 samples, 200 held out: a batch is drawn from the 200 trained on.
                 {"batch_larger_than_training_set",
                  R"({"data": {"grid": 20, "validation_fraction": 0.5}, "train": {"batch_size": 201}})", "",
@@ -363,8 +363,9 @@ TEST_CASE("bad input matrix: config file path, overrides and flags", "[bad_input
       {"flag_epochs_fraction", "", "--epochs 2.5", {"--epochs", "2.5", "not an integer"}},
       {"flag_batch_beyond_int", "", "--batch-size 99999999999", {"/train/batch_size", "out of range"}},
       {"flag_lr_zero", "", "--lr 0", {"/optimizer/lr"}},
-      // > 0, but 0 once rounded to the fp32 the update runs in (the weights would not move).
-      {"flag_lr_zero_in_fp32", "", "--lr 1e-50", {"/optimizer/lr", "1e-50", "0 in single precision"}},
+      // > 0, but 0 in the fp32 update (1e-50), or flushed to 0 there (1e-40, subnormal).
+      {"flag_lr_zero_in_fp32", "", "--lr 1e-50", {"/optimizer/lr", "1e-50", "below float32's smallest normal"}},
+      {"flag_lr_subnormal", "", "--lr 1e-40", {"/optimizer/lr", "1e-40", "below float32's smallest normal"}},
       {"flag_device", "", "--device tpu", {"--device", "tpu"}},
       {"flag_threads", "", "--threads 5000", {"/cpu/threads"}},
       {"flag_unknown", "", "--epochz 5", {"--epochz"}},

@@ -158,7 +158,7 @@ TEST_CASE("CSV line numbers count blank lines and the line without a newline", "
 TEST_CASE("CSV quoting as spreadsheets and R write it: quoted names and cells, commas and quotes inside",
           "[data][csv]") {
   // R's write.csv quotes every name; a quoted cell may hold a comma, and "" is one quote.
-  const Dataset d = parse_csv("\"id\",\"a\",\"y\"\n\"r1, first\",\"1.5\",2\n \"say \"\"hi\"\"\" , -3 ,\"4e-1\"\n",
+  const Dataset d = parse_csv("\"id\",\"a\",\"y\"\n\"r1, first\",\"1.5\",2\n \"say \"\"hi\"\"\" , -3 ,\" 4e-1 \"\n",
                               "t.csv", {"a"}, {"y"});
   REQUIRE(d.n == 2);
   CHECK(d.x == std::vector<float>{1.5f, -3});

@@ -286,6 +286,14 @@ TEST_CASE("a stop in the warm-up or a later timed repeat says where and leaves a
     CHECK_THAT(err, Catch::Contains("inside timing repeat 2, after all 20 epochs had trained"));
     CHECK(fs::exists(out + "/model.json"));
   }
+  SECTION("in the first repeat's last chunk: the second does not start") {
+    CHECK(stopped_run(6, out, s, err) == 130);
+    const json& run = s["runs"][0];
+    CHECK(run["epochs"] == 20);
+    CHECK(run["interrupted_repeat"] == 2);
+    CHECK(run["train_seconds"].get<double>() == Approx(0.020).epsilon(1e-12));
+    CHECK(g_epochs_run == 30);  // the warm-up's 10 and the first repeat's 20
+  }
   SECTION("inside the first repeat: the epochs so far, no repeat left out") {
     CHECK(stopped_run(4, out, s, err) == 130);
     const json& run = s["runs"][0];
@@ -301,6 +309,7 @@ TEST_CASE("a stop in the warm-up or a later timed repeat says where and leaves a
     CHECK(run["status"] == "interrupted");
     CHECK(run["model_loss_note"] == "the run was interrupted");
     CHECK(g_epochs_run == 5);  // the warm-up's first chunk of 5, not its 10 in one call
+    CHECK(run["warmup_epochs"] == 5);
     CHECK_THAT(err, Catch::Contains("interrupted on cpu during the warm-up, before any epoch trained"));
   }
   fs::remove_all(out);

@@ -460,10 +460,22 @@ TEST_CASE("bench header: the warm-up the runs had where train.epochs capped timi
   // A point of 10 epochs (a train.epochs sweep) warms up for all 5: 4 to 5 over the bench.
   r.points.push_back(timed_point(1, 20, timed_run(Device::cpu, {0.040}), timed_run(Device::gpu, {0.010})));
   for (RunResult& run : r.points[1].runs) run.warmup_epochs = 5;
+  finish_report(r);
   const std::string mixed = "4-5 warm-up epochs excluded (timing.warmup_epochs 5, capped by train.epochs where smaller)";
   CHECK_THAT(bench_markdown(r), Catch::Contains(mixed));
   CHECK_THAT(console_of(r), Catch::Contains(mixed));
   // None capped: the setting alone.
   r.points.erase(r.points.begin());
+  finish_report(r);
   CHECK_THAT(bench_markdown(r), Catch::Contains("per point (median shown), 5 warm-up epoch(s) excluded;"));
+  // timing.warmup_epochs swept 10, 0 (the context holds the first point's 10): the range, not
+  // a cap by train.epochs.
+  r.points[0].key = "timing.warmup_epochs";
+  for (RunResult& run : r.points[0].runs) run.warmup_epochs = 10;
+  r.points.push_back(r.points[0]);
+  for (RunResult& run : r.points[1].runs) run.warmup_epochs = 0;
+  r.context["warmup_epochs"] = 10;
+  finish_report(r);
+  CHECK_THAT(bench_markdown(r), Catch::Contains("(median shown), 0-10 warm-up epochs excluded (timing.warmup_epochs "
+                                                "swept); set-up"));
 }

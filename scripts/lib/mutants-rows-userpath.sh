@@ -25,7 +25,7 @@ mutant train-save-init-model app/cmd_train.cpp '[outputs]' \
 
 # --- config and preflight (core/config.cpp, app/preflight.cpp) ------------------------------
 mutant config-fp32-zero core/config.cpp '[bad_input]' \
-  'if (float(v) == 0.0f)' \
+  'if (v < double(std::numeric_limits<float>::min()))' \
   'if (v == 0.0)' \
   'config: an lr or eps of 1e-50 (0 in fp32) accepted'
 mutant preflight-batch-heldout app/preflight.cpp '[bad_input]' \
