@@ -81,8 +81,8 @@ int exit_code_of(const Config& cfg, const std::vector<RunResult>& runs, const st
     }
     if (r.interrupted && r.interrupted_repeat) {
       fmt::print(stderr,
-                 "nntrain: interrupted on {} inside timing repeat {}, after all {} epochs had trained; that repeat's "
-                 "time is left out; results written to {}\n",
+                 "nntrain: interrupted on {} before timing repeat {} finished, after all {} epochs had trained; that "
+                 "repeat is left out of the times; results written to {}\n",
                  to_string(r.device), r.interrupted_repeat, r.epochs_done, dir);
       return kExitInterrupted;
     }

@@ -323,7 +323,7 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
                                           "targets' variance)", r.explode_threshold, kExplodeFactor)
                             : std::string());
     if (r.interrupted && r.interrupted_repeat)
-      fmt::print(out, "\n{}: interrupted inside timing repeat {} (left out of the times), after epoch {}\n",
+      fmt::print(out, "\n{}: interrupted before timing repeat {} finished (left out of the times), after epoch {}\n",
                  to_string(r.device), r.interrupted_repeat, r.epochs_done);
     else if (r.interrupted)
       fmt::print(out, "\n{}: interrupted {}\n", to_string(r.device),

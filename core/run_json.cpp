@@ -56,8 +56,8 @@ json run_result_json(const RunResult& r) {
   if (r.interrupted_repeat) {
     o["interrupted_repeat"] = r.interrupted_repeat;
     o["interrupted_note"] = fmt::format(
-        "the stop came inside timing repeat {}, after every epoch had trained: that repeat's partial time is left "
-        "out, train_seconds is the median of the {} repeat(s) that finished",
+        "the stop came before timing repeat {} finished, after every epoch had trained: that repeat is left out, "
+        "train_seconds is the median of the {} repeat(s) that finished",
         r.interrupted_repeat, r.train_seconds_per_repeat.size());
   }
   if (r.target) o["target"] = target_json(*r.target);

@@ -83,9 +83,9 @@ struct RunResult {
   double model_validation_loss = std::numeric_limits<double>::quiet_NaN();  // the trained model's
   double eval_seconds = 0;  // validation and model-loss passes: not in train_seconds
   bool interrupted = false;
-  // The timed repeat (1-based) a stop cut short after the first repeat had trained every
-  // epoch; 0: none. Its partial time is not a repeat's time: it is left out of
-  // train_seconds_per_repeat and so of train_seconds.
+  // The timed repeat (1-based) a stop cut short, or kept from starting, after the first
+  // repeat had trained every epoch; 0: none. A partial time is not a repeat's time: it is
+  // left out of train_seconds_per_repeat and so of train_seconds.
   int interrupted_repeat = 0;
   bool nondeterministic = false;  // a repeat's curve differed from the first
   bool simulated = false;         // trained on a simulated GPU: the times are not measurements

@@ -283,7 +283,7 @@ TEST_CASE("a stop in the warm-up or a later timed repeat says where and leaves a
     CHECK(run["train_seconds"].get<double>() == Approx(0.020).epsilon(1e-12));
     CHECK(run["seconds_per_epoch"].get<double>() == Approx(0.001).epsilon(1e-12));
     CHECK_FALSE(run.contains("train_seconds_repeats"));
-    CHECK_THAT(err, Catch::Contains("inside timing repeat 2, after all 20 epochs had trained"));
+    CHECK_THAT(err, Catch::Contains("before timing repeat 2 finished, after all 20 epochs had trained"));
     CHECK(fs::exists(out + "/model.json"));
   }
   SECTION("in the first repeat's last chunk: the second does not start") {
