@@ -317,21 +317,32 @@ TEST_CASE("warm-up epochs are capped by the run's epochs and shown", "[summary]"
   }
 }
 
+namespace {
+
+// Starts 1000 epochs of 2-2048-2048-1 on 3600 samples (one full-batch epoch is seconds on
+// this 2-core machine) after `warmup` warm-up epochs, into `out` (its stdout and stderr
+// beside it), and waits for `line` on its stderr (not a terminal: a plain line per chunk).
+// The pid, or -1 (the run SIGKILLed) when the line never came.
+pid_t start_wide_run(const std::string& out, int warmup, const std::string& line) {
+  const pid_t pid = spawn({NNTRAIN_BINARY, "--config", "configs/peaks.json", "--epochs", "1000", "--lr", "0.001",
+                           "--out", out, "model.layers=[2,2048,2048,1]", "data.grid=60", "train.log_every=1",
+                           "timing.warmup_epochs=" + std::to_string(warmup)},
+                          NNTRAIN_SOURCE_DIR, out + ".stdout", out + ".stderr");
+  if (pid <= 0) return -1;
+  if (wait_until([&] { return slurp(out + ".stderr").find(line) != std::string::npos; }, 300)) return pid;
+  ::kill(pid, SIGKILL);
+  return -1;
+}
+
+}  // namespace
+
 TEST_CASE("SIGTERM inside a long epoch ends the run in seconds, not at the run's end, with the finished epochs written",
           "[summary][signal]") {
   const std::string out = fresh_dir("long_epoch");
   const std::string log_out = out + ".stdout", log_err = out + ".stderr";
-  // 2-2048-2048-1 on 3600 samples: one full-batch epoch is seconds on this 2-core machine.
-  const pid_t pid = spawn({NNTRAIN_BINARY, "--config", "configs/peaks.json", "--epochs", "1000", "--lr", "0.001",
-                           "--out", out, "model.layers=[2,2048,2048,1]", "data.grid=60", "train.log_every=1",
-                           "timing.warmup_epochs=0"},
-                          NNTRAIN_SOURCE_DIR, log_out, log_err);
-  REQUIRE(pid > 0);
   KillOnExit guard{out};
-  // The progress line of epoch 1 (stderr is not a terminal: a plain line per chunk).
-  const bool first = wait_until([&] { return slurp(log_err).find("epoch 1/1000") != std::string::npos; }, 300);
-  if (!first) ::kill(pid, SIGKILL);
-  REQUIRE(first);
+  const pid_t pid = start_wide_run(out, 0, "epoch 1/1000");  // the progress line of epoch 1
+  REQUIRE(pid > 0);
   ::usleep(100 * 1000);  // inside epoch 2
   const auto t0 = std::chrono::steady_clock::now();
   ::kill(pid, SIGTERM);
@@ -370,16 +381,9 @@ TEST_CASE("SIGTERM inside a long epoch ends the run in seconds, not at the run's
 TEST_CASE("SIGTERM inside a long warm-up ends the run in seconds and says it was the warm-up", "[summary][signal]") {
   const std::string out = fresh_dir("long_warmup");
   const std::string log_out = out + ".stdout", log_err = out + ".stderr";
-  // The wide net of the test above, warming up for 1000 epochs of seconds each.
-  const pid_t pid = spawn({NNTRAIN_BINARY, "--config", "configs/peaks.json", "--epochs", "1000", "--lr", "0.001",
-                           "--out", out, "model.layers=[2,2048,2048,1]", "data.grid=60", "train.log_every=1",
-                           "timing.warmup_epochs=1000"},
-                          NNTRAIN_SOURCE_DIR, log_out, log_err);
-  REQUIRE(pid > 0);
   KillOnExit guard{out};
-  const bool begun = wait_until([&] { return slurp(log_err).find("warm-up: 1000 epoch(s)") != std::string::npos; }, 300);
-  if (!begun) ::kill(pid, SIGKILL);
-  REQUIRE(begun);
+  const pid_t pid = start_wide_run(out, 1000, "warm-up: 1000 epoch(s)");  // 1000 warm-up epochs of seconds each
+  REQUIRE(pid > 0);
   ::usleep(100 * 1000);
   ::kill(pid, SIGTERM);
   const int code = wait_exit(pid, 30);
