@@ -143,26 +143,34 @@ TEST_CASE("exceptions map to the documented exit codes", "[faults]") {
 
 namespace {
 
-// The reference backend, but its second chunk fails the way a CUDA error would surface
-// (CUDA_CHECK throws std::runtime_error).
-class FailingBackend final : public nntrain::Backend {
+// The reference backend under a test's own train(): the backends below count its calls and
+// change what one of them does.
+class WrappedReference : public nntrain::Backend {
  public:
-  FailingBackend(const nntrain::Dataset& d, const nntrain::BackendOptions& o)
+  WrappedReference(const nntrain::Dataset& d, const nntrain::BackendOptions& o)
       : inner_(nntrain::make_cpu_reference_backend(d, o)) {}
   nntrain::Device device() const override { return nntrain::Device::cpu; }
-  std::string name() const override { return "cpu-failing"; }
-  std::string details() const override { return "fails in its second chunk"; }
   void load(const nntrain::Params& p) override { inner_->load(p); }
   nntrain::Params params() override { return inner_->params(); }
-  double train(int epochs, float* losses) override {
-    if (++calls_ == 3) throw std::runtime_error("injected fault: cudaMemcpy failed: an illegal memory access");
-    return inner_->train(epochs, losses);
-  }
   nntrain::SetupReport setup() const override { return {}; }
 
- private:
+ protected:
   std::unique_ptr<nntrain::Backend> inner_;
-  int calls_ = 0;  // 1: warm-up, 2: first chunk, 3: second chunk
+  int calls_ = 0;
+};
+
+// The reference backend, but its second chunk fails the way a CUDA error would surface
+// (CUDA_CHECK throws std::runtime_error).
+class FailingBackend final : public WrappedReference {
+ public:
+  using WrappedReference::WrappedReference;
+  std::string name() const override { return "cpu-failing"; }
+  std::string details() const override { return "fails in its second chunk"; }
+  double train(int epochs, float* losses) override {
+    if (++calls_ == 3)  // 1: warm-up, 2: first chunk, 3: second chunk
+      throw std::runtime_error("injected fault: cudaMemcpy failed: an illegal memory access");
+    return inner_->train(epochs, losses);
+  }
 };
 
 std::unique_ptr<nntrain::Backend> make_failing(const nntrain::Dataset& d, const nntrain::BackendOptions& o) {
@@ -208,26 +216,21 @@ int g_epochs_run = 0;  // by every StoppingBackend call, warm-up included
 
 // The reference backend, but each chunk reports 1 ms per epoch (times to check by hand),
 // and a stop is requested during its call number `stop_at` (1: the warm-up).
-class StoppingBackend final : public nntrain::Backend {
+class StoppingBackend final : public WrappedReference {
  public:
   StoppingBackend(const nntrain::Dataset& d, const nntrain::BackendOptions& o, int stop_at)
-      : inner_(nntrain::make_cpu_reference_backend(d, o)), stop_at_(stop_at) {}
-  nntrain::Device device() const override { return nntrain::Device::cpu; }
+      : WrappedReference(d, o), stop_at_(stop_at) {}
   std::string name() const override { return "cpu-stopping"; }
   std::string details() const override { return "asks to stop in one call"; }
-  void load(const nntrain::Params& p) override { inner_->load(p); }
-  nntrain::Params params() override { return inner_->params(); }
   double train(int epochs, float* losses) override {
     inner_->train(epochs, losses);
     g_epochs_run += epochs;
     if (++calls_ == stop_at_) nntrain::request_stop();
     return 0.001 * epochs;
   }
-  nntrain::SetupReport setup() const override { return {}; }
 
  private:
-  std::unique_ptr<nntrain::Backend> inner_;
-  int stop_at_ = 0, calls_ = 0;
+  int stop_at_ = 0;
 };
 
 int g_stop_at = 0;  // a BackendFactory is a plain function
