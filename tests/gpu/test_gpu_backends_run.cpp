@@ -19,6 +19,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,19 @@ std::string ends_text(const std::vector<float>& v) {
   return s;
 }
 
+// The time is the host's clock to the losses on the host (as the CPU's); the CUDA events'
+// span inside it is the device's busy share: at most all of it on a GPU (the simulator's
+// events count whole seconds of host time, so there only the wording is checked).
+void check_busy_share(const RunResult& r) {
+  const std::string key = "timed from launch to losses on the host, the device busy ";
+  const size_t at = r.details.find(key);
+  REQUIRE(at != std::string::npos);
+  if (r.simulated) return;
+  const long share = std::strtol(r.details.c_str() + at + key.size(), nullptr, 10);
+  CHECK(share > 0);
+  CHECK(share <= 100);
+}
+
 // Each optimiser on one GPU path; `name` is the backend's name, `shape` a part of its details()
 // that says which kernel ran.
 void check_runs_on(GpuPath path, const std::vector<int>& widths, Activation hidden, const char* name,
@@ -74,6 +88,7 @@ void check_runs_on(GpuPath path, const std::vector<int>& widths, Activation hidd
     REQUIRE(r.status() == "ok");
     CHECK(r.backend == name);
     CHECK_THAT(r.details, Catch::Contains(shape));
+    check_busy_share(r);
     REQUIRE(r.epochs_done == kEpochs);
     CHECK(r.warmup_epochs == kWarmup);
     CHECK(r.train_seconds_per_repeat.size() == size_t(kRepeats));
