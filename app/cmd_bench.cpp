@@ -201,7 +201,8 @@ bool run_all(const BenchArgs& a, const BenchPlan& plan, BenchReport& report, boo
       p.text = plan.sweep->texts[i];
       p.value = plan.sweep->values[i];
     }
-    p.samples = prep.data.n;
+    // The samples trained on (the runs' own count): a held-out split is not trained on.
+    p.samples = prep.data.n - validation_samples(prep.data.n, cfg.data.validation_fraction);
     p.epochs = cfg.train.epochs;
     for (const Device device : plan.devices) {
       const std::string label = fmt::format("[{}/{}]{} {}", i + 1, n_points,

@@ -102,7 +102,7 @@ int exit_code_of(const Config& cfg, const std::vector<RunResult>& runs, const st
 // device and the reason, then rethrows the same kind of error (so the exit code is the
 // documented one) with a note naming the folder.
 [[noreturn]] void record_failure(const Config& cfg, const std::vector<RunResult>& runs, Device device,
-                                 const GpuInfo* gpu, const std::string& dir) {
+                                 const nlohmann::json& context, const std::string& dir) {
   std::string reason = "unknown error";
   try {
     throw;
@@ -113,7 +113,7 @@ int exit_code_of(const Config& cfg, const std::vector<RunResult>& runs, const st
   } catch (...) {
   }
   write_file_atomic(dir + "/metrics.csv", metrics_csv(runs));
-  nlohmann::json summary = summary_json(cfg, runs, gpu);
+  nlohmann::json summary = summary_json(cfg, runs, context);
   summary["status"] = "failed";
   summary["error"] = reason;
   summary["failed_device"] = to_string(device);
@@ -139,8 +139,8 @@ class StopWatchdog {
  public:
   static constexpr double kStopGrace = 0.5;  // seconds; with the writing and the exit, ~1 s after the signal
 
-  StopWatchdog(const TrainArgs& a, const Config& cfg, const GpuInfo* gpu, std::string dir)
-      : args_(a), cfg_(cfg), gpu_(gpu), dir_(std::move(dir)), thread_([this] { loop(); }) {
+  StopWatchdog(const TrainArgs& a, const Config& cfg, const nlohmann::json& context, std::string dir)
+      : args_(a), cfg_(cfg), context_(context), dir_(std::move(dir)), thread_([this] { loop(); }) {
     args_.write_surface = 0;  // a surface can take longer than the grace: none on this path
   }
   ~StopWatchdog() {
@@ -205,7 +205,7 @@ class StopWatchdog {
                                                                              : "the trained model's evaluation")
                                        : fmt::format("epoch {}", live_.epochs_done + 1);
     write_file_atomic(dir_ + "/metrics.csv", metrics_csv(runs));
-    nlohmann::json summary = summary_json(cfg_, runs, gpu_);
+    nlohmann::json summary = summary_json(cfg_, runs, context_);
     summary["status"] = "interrupted";
     if (live_valid_)
       summary["interrupted_note"] = fmt::format(
@@ -230,7 +230,7 @@ class StopWatchdog {
 
   TrainArgs args_;
   const Config& cfg_;
-  const GpuInfo* gpu_;
+  const nlohmann::json& context_;
   std::string dir_;
   std::mutex m_;
   bool claimed_ = false, live_valid_ = false, warming_ = false;
@@ -268,11 +268,12 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   const auto devices = cfg.devices();
   const bool trains_gpu = std::find(devices.begin(), devices.end(), Device::gpu) != devices.end();
   const GpuInfo gpu = trains_gpu ? registry_gpu_info(registry) : GpuInfo{};
-  if (!a.json && !a.quiet) print_header(stdout, cfg, prep.data, trains_gpu ? &gpu : nullptr, color);
+  const nlohmann::json context = run_context(trains_gpu ? &gpu : nullptr);  // before the runs: their date and load
+  if (!a.json && !a.quiet) print_header(stdout, cfg, prep.data, trains_gpu ? &gpu : nullptr, context, color);
 
   Progress progress(a.quiet, ::isatty(STDERR_FILENO) != 0);
   std::vector<RunResult> runs;
-  StopWatchdog watchdog(a, cfg, trains_gpu ? &gpu : nullptr, dir);
+  StopWatchdog watchdog(a, cfg, context, dir);
   TrainHooks hooks;
   hooks.evaluate = true;
   hooks.progress = [&](int done, int total, float loss) { progress.update(done, total, loss); };
@@ -292,7 +293,7 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
     } catch (...) {
       progress.end();
       watchdog.claim();
-      record_failure(cfg, runs, device, trains_gpu ? &gpu : nullptr, dir);
+      record_failure(cfg, runs, device, context, dir);
     }
     progress.end();
     if (runs.back().diverged_epoch || runs.back().interrupted) break;
@@ -301,7 +302,7 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   // Results: everything that finished is written, marked with its status.
   watchdog.claim();
   write_file_atomic(dir + "/metrics.csv", metrics_csv(runs));
-  const nlohmann::json summary = summary_json(cfg, runs, trains_gpu ? &gpu : nullptr);
+  const nlohmann::json summary = summary_json(cfg, runs, context);
   write_file_atomic(dir + "/summary.json", dump(summary));
   write_models(a, cfg, runs, dir);
 

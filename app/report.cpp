@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "bench_points.hpp"
+#include "bench_stats.hpp"
 #include "run_json.hpp"
 #include "sysinfo.hpp"
 
@@ -69,7 +71,23 @@ std::string metrics_csv(const std::vector<RunResult>& runs) {
   return s;
 }
 
-json summary_json(const Config& cfg, const std::vector<RunResult>& runs, const GpuInfo* gpu_info) {
+json run_context(const GpuInfo* gpu) {
+  json c = context_json(gpu);
+  c["date_utc"] = utc_now();
+  return c;
+}
+
+static std::string speedup_withheld(const RunResult* cpu, const RunResult* gpu) {
+  if (gpu->simulated) return kSimulatedNote;
+  for (const RunResult* r : {cpu, gpu})
+    if (r->status() != "ok")
+      return fmt::format("the {} run {}: its time does not cover the {} epochs the other's does", to_string(r->device),
+                         r->status() == "diverged" ? "diverged" : "was interrupted", r->epochs_requested);
+  if (!(gpu->train_seconds > 0)) return "the GPU's time read 0";
+  return "";
+}
+
+json summary_json(const Config& cfg, const std::vector<RunResult>& runs, const json& context) {
   json j;
   j["name"] = cfg.name;
   // The run as a whole: the first run that did not finish decides (cmd_train sets "failed").
@@ -87,6 +105,7 @@ json summary_json(const Config& cfg, const std::vector<RunResult>& runs, const G
       o["train_seconds_min"] = *mn;
       o["train_seconds_max"] = *mx;
       o["train_seconds_repeats"] = r.train_seconds_per_repeat;
+      o["spread_wide"] = run_spread_wide(r);
     }
     o["setup_breakdown"] = {{"context_seconds", r.setup.context_seconds},
                             {"handle_seconds", r.setup.handle_seconds},
@@ -98,10 +117,12 @@ json summary_json(const Config& cfg, const std::vector<RunResult>& runs, const G
   const RunResult* cpu = find_device(runs, Device::cpu);
   const RunResult* gpu = find_device(runs, Device::gpu);
   if (cpu && gpu) {
-    j["speedup"] = gpu->train_seconds > 0 ? cpu->train_seconds / gpu->train_seconds : 0.0;
-    if (gpu->simulated) {  // a simulator's clock: no speed-up to report
+    // Only two finished runs' times cover the same epochs (as bench's points).
+    if (const std::string why = speedup_withheld(cpu, gpu); why.empty()) {
+      j["speedup"] = cpu->train_seconds / gpu->train_seconds;
+    } else {
       j["speedup"] = nullptr;
-      j["speedup_note"] = kSimulatedNote;
+      j["speedup_note"] = why;
     }
     const CurveComparison c = compare_curves(cpu->losses, gpu->losses);
     j["comparison"] = {{"agree_until_epoch", c.agree_until_epoch},
@@ -110,11 +131,12 @@ json summary_json(const Config& cfg, const std::vector<RunResult>& runs, const G
                        {"max_rel_loss_diff", c.max_rel_diff},
                        {"compared_epochs", c.compared_epochs}};
   }
-  j["context"] = context_json(gpu_info);
+  j["context"] = context.is_object() && !context.empty() ? context : run_context(nullptr);
   return j;
 }
 
-void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const GpuInfo* gpu, bool color) {
+void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const GpuInfo* gpu, const json& context,
+                  bool color) {
   const char* b = color ? "\033[1m" : "";
   const char* e = color ? "\033[0m" : "";
   const BuildInfo& bi = build_info();
@@ -138,8 +160,9 @@ void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const 
                  ? std::string("full batch")
                  : fmt::format("batch {}{}", cfg.train.batch_size, cfg.train.shuffle ? " shuffled" : ""),
              cfg.seed);
-  fmt::print(out, "  device   {} · CPU {} ({} hardware threads{})\n", to_string(cfg.device), cpu_model(), hardware_threads(),
-             load_average_note(load_average()));
+  fmt::print(out, "  device   {} · CPU {} ({} hardware threads{}) · {}\n", to_string(cfg.device),
+             context.value("cpu_model", std::string("-")), context.value("hardware_threads", 0),
+             load_average_note(context.value("load_average_1min", -1.0)), context.value("date_utc", std::string("-")));
   if (gpu && gpu->available)
     fmt::print(out, "  gpu      {}{}\n", gpu->name,
                gpu->simulated ? std::string(" — SIMULATED: ") + kSimulatedNote : std::string());
@@ -214,9 +237,14 @@ static void print_timing(std::FILE* out, const std::vector<RunResult>& runs, con
                human_seconds(r.warmup_seconds));
     if (r.train_seconds_per_repeat.size() > 1) {
       const auto [mn, mx] = std::minmax_element(r.train_seconds_per_repeat.begin(), r.train_seconds_per_repeat.end());
-      fmt::print(out, "  {:<6} {} repeats: median {}, min {}, max {}\n", "", r.train_seconds_per_repeat.size(),
-                 human_seconds(r.train_seconds), human_seconds(*mn), human_seconds(*mx));
+      fmt::print(out, "  {:<6} {} repeats: median {}, min {}, max {}{}\n", "", r.train_seconds_per_repeat.size(),
+                 human_seconds(r.train_seconds), human_seconds(*mn), human_seconds(*mx),
+                 run_spread_wide(r) ? fmt::format(" — spread {} (max/min > {:g}): other work disturbed the timing, "
+                                                  "the median is uncertain",
+                                                  spread_text(run_spread(r)), kSpreadLimit)
+                                    : std::string());
     }
+    if (r.simulated) fmt::print(out, "  {:<6} SIMULATED: {}\n", "", kSimulatedNote);
     fmt::print(out, "  {:<6} {}\n", "", r.details);
     if (r.device == Device::gpu)  // docs/DESIGN.md §7: each one-off GPU cost apart from the timed epochs
       fmt::print(out, "  {:<6} set-up: context {}, handles {}, modules {}, buffers {}, data copy {}\n", "",
@@ -306,9 +334,9 @@ void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResul
   print_timing(out, runs, b, e);
   const RunResult* cpu = find_device(runs, Device::cpu);
   const RunResult* gpu = find_device(runs, Device::gpu);
-  if (cpu && gpu && gpu->simulated) {
-    fmt::print(out, "  speed-up: none: {}\n", kSimulatedNote);
-  } else if (cpu && gpu && gpu->train_seconds > 0) {
+  if (cpu && gpu && !speedup_withheld(cpu, gpu).empty()) {
+    fmt::print(out, "  speed-up: none: {}\n", speedup_withheld(cpu, gpu));
+  } else if (cpu && gpu) {
     const double sp = cpu->train_seconds / gpu->train_seconds;
     fmt::print(out, "  speed-up: GPU is {:.2f}× {} than CPU for this experiment\n", sp >= 1 ? sp : 1 / sp,
                sp >= 1 ? "faster" : "slower");

@@ -22,13 +22,21 @@ inline constexpr const char* kSimulatedNote =
 // column, val_loss (empty on the epochs not evaluated).
 std::string metrics_csv(const std::vector<RunResult>& runs);
 
-// {"runs": [...], "speedup": ..., "comparison": {...}} (docs/DESIGN.md §4).
-// `gpu`: the GPU that trained, for the context (nullptr when none did).
-nlohmann::json summary_json(const Config& cfg, const std::vector<RunResult>& runs, const GpuInfo* gpu = nullptr);
+// The run's context (core/sysinfo's machine and build, `gpu` when one trains) and its date,
+// taken before the first run: the load average then is other work's, not the run's own.
+nlohmann::json run_context(const GpuInfo* gpu);
+
+// {"runs": [...], "speedup": ..., "comparison": {...}, "context": context} (docs/DESIGN.md §4);
+// an empty `context` is taken now. No speed-up (null, and `speedup_note` says why) unless
+// both runs finished on real hardware: a partial time covers fewer epochs than the other's.
+nlohmann::json summary_json(const Config& cfg, const std::vector<RunResult>& runs,
+                            const nlohmann::json& context = nlohmann::json::object());
 
 // Console output. `color` enables ANSI bold for headings.
 // `gpu`: the GPU that will train (nullptr when none does); a simulated one is said so.
-void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const GpuInfo* gpu, bool color);
+// `context`: run_context's, whose CPU, load and date the header shows.
+void print_header(std::FILE* out, const Config& cfg, const Dataset& data, const GpuInfo* gpu,
+                  const nlohmann::json& context, bool color);
 void print_results(std::FILE* out, const Config& cfg, const std::vector<RunResult>& runs, bool color);
 
 // A text chart of loss (log scale) against epoch, one symbol per curve.

@@ -159,6 +159,8 @@ SweepRow run_row(const json& point, const json* run_info, const json& run) {
   } else if (r.status == "interrupted") {
     r.note = fmt::format("interrupted after epoch {}", r.epochs);
   }
+  if (run.value("simulated", false))  // GPGPU-Sim's clock: its times are no measurement
+    r.note += std::string(r.note.empty() ? "" : "; ") + "simulated GPU: its times are not measurements";
   return r;
 }
 

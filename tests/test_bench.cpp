@@ -162,6 +162,25 @@ TEST_CASE("bench sweep over 3 sizes exports 3 points with the documented fields"
   fs::remove_all(dir);
 }
 
+TEST_CASE("bench with a held-out split: a point's samples are those trained on", "[bench][cli]") {
+  const std::string dir = fresh_dir("bench_validation");
+  fs::create_directories(dir);
+  // A quarter held out, by hand: 16 samples train 12, 64 train 48 (the crossover's x-axis).
+  const auto r = run_nntrain("bench --config configs/peaks.json --devices cpu --reps 1 --warmup 0 --quiet "
+                             "--sweep data.grid=4,8 --export-json " + dir + "/b.json --export-markdown " + dir +
+                             "/b.md train.epochs=3 data.validation_fraction=0.25");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json b = json::parse(slurp(dir + "/b.json"));
+  REQUIRE(b["points"].size() == 2);
+  CHECK(b["points"][0]["samples"] == 12);
+  CHECK(b["points"][1]["samples"] == 48);
+  CHECK(b["results"][0]["samples"] == 12);
+  CHECK(b["results"][1]["samples"] == 48);
+  CHECK_THAT(slurp(dir + "/b.md"), Catch::Contains("| 4 | 12 | cpu |") && Catch::Contains("| 8 | 48 | cpu |"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("bench times 5 repeats per point unless --reps or an override says otherwise", "[bench][cli]") {
   const std::string dir = fresh_dir("bench_reps");
   fs::create_directories(dir);

@@ -84,6 +84,44 @@ TEST_CASE("summary and console: speed-up is cpu/gpu, and none on a simulated GPU
   const std::string out = printed(cfg, sim);
   CHECK_THAT(out, Catch::Contains("speed-up: none"));
   CHECK_THAT(out, !Catch::Contains("slower than CPU"));
+  CHECK_THAT(out, Catch::Contains("SIMULATED: the GPU is a simulator"));  // its timing row too
+  CHECK_THAT(printed(cfg, real), !Catch::Contains("SIMULATED"));
+}
+
+TEST_CASE("summary and console: no speed-up from a run that did not finish", "[report]") {
+  Config cfg;
+  cfg.device = DeviceChoice::both;
+  cfg.train.epochs = 4;
+  // The GPU stopped after 1 of 4 epochs: its 0.05 s is not comparable with the CPU's 0.8 s
+  // (16x would be claimed).
+  for (const bool diverged : {false, true}) {
+    RunResult gpu = fake_run(Device::gpu, 0.05, false);
+    gpu.epochs_done = gpu.epochs_timed = 1;
+    gpu.losses.resize(1);
+    if (diverged)
+      gpu.diverged_epoch = 1;
+    else
+      gpu.interrupted = true;
+    const std::vector<RunResult> runs = {fake_run(Device::cpu, 0.8, false), gpu};
+    const json j = summary_json(cfg, runs);
+    CHECK(j["speedup"].is_null());
+    CHECK_THAT(j["speedup_note"].get<std::string>(),
+               Catch::Contains(diverged ? "the gpu run diverged" : "the gpu run was interrupted"));
+    const std::string out = printed(cfg, runs);
+    CHECK_THAT(out, Catch::Contains("speed-up: none: the gpu run"));
+    CHECK_THAT(out, !Catch::Contains("faster than CPU"));
+  }
+}
+
+TEST_CASE("console and summary.json: repeats that spread more than 1.5x are said to", "[report]") {
+  Config cfg;
+  RunResult cpu = fake_run(Device::cpu, 0.8, false);
+  cpu.train_seconds_per_repeat = {0.5, 0.8, 0.9};  // 0.9 / 0.5 = 1.8 > 1.5
+  CHECK(summary_json(cfg, {cpu})["runs"][0]["spread_wide"] == true);
+  CHECK_THAT(printed(cfg, {cpu}), Catch::Contains("spread 1.80\u00d7 (max/min > 1.5)"));
+  cpu.train_seconds_per_repeat = {0.7, 0.8, 0.9};  // 0.9 / 0.7 = 1.29
+  CHECK(summary_json(cfg, {cpu})["runs"][0]["spread_wide"] == false);
+  CHECK_THAT(printed(cfg, {cpu}), !Catch::Contains("spread"));
 }
 
 TEST_CASE("summary.json: the repeats' min and max, and the first run that did not finish sets the status",
@@ -155,8 +193,23 @@ TEST_CASE("console header: the model's MFLOP per epoch, by hand", "[report]") {
   data.inputs = 2;
   data.outputs = 1;
   data.description = "hand";
-  CHECK_THAT(printed_by([&](std::FILE* f) { print_header(f, cfg, data, nullptr, false); }),
-             Catch::Contains("171 parameters, 34.8 MFLOP/epoch"));
+  const json context = {{"cpu_model", "Test CPU 9000"}, {"hardware_threads", 2}, {"load_average_1min", 0.5},
+                        {"date_utc", "2026-11-30T01:02:03Z"}};
+  const std::string out = printed_by([&](std::FILE* f) { print_header(f, cfg, data, nullptr, context, false); });
+  CHECK_THAT(out, Catch::Contains("171 parameters, 34.8 MFLOP/epoch"));
+  // The machine, its load and the date as the context took them (before the runs).
+  CHECK_THAT(out, Catch::Contains("CPU Test CPU 9000 (2 hardware threads, load average 0.50) · 2026-11-30T01:02:03Z"));
+}
+
+TEST_CASE("summary.json: the context given is the one written, and one taken now has a date", "[report]") {
+  Config cfg;
+  const json given = {{"cpu_model", "Test CPU 9000"}, {"load_average_1min", 0.25}, {"date_utc", "2026-11-30T01:02:03Z"}};
+  CHECK(summary_json(cfg, {fake_run(Device::cpu, 0.8, false)}, given)["context"] == given);
+  const std::string date = summary_json(cfg, {fake_run(Device::cpu, 0.8, false)})["context"]["date_utc"];
+  REQUIRE(date.size() == 20);  // 2026-11-30T01:02:03Z
+  CHECK(date[4] == '-');
+  CHECK(date[10] == 'T');
+  CHECK(date[19] == 'Z');
 }
 
 TEST_CASE("bench refuses to time a simulated GPU, and only a simulated one", "[bench][gpusim]") {

@@ -119,6 +119,15 @@ TEST_CASE("sweep table: statuses, best point and exit code from what the points 
   const auto drows = point_rows(point, &diverged, nullptr, "");
   CHECK(drows[0].status == "diverged");
   CHECK(drows[0].note == "diverged at epoch 4");
+  // A simulated GPU's run: its time is the simulator's clock, and the row says so.
+  json sim = ok;
+  sim["runs"][0]["device"] = "gpu";
+  sim["runs"][0]["simulated"] = true;
+  CHECK(point_rows(point, &sim, nullptr, "")[0].note == "simulated GPU: its times are not measurements");
+  sim["runs"][0]["target"]["reached"] = false;
+  CHECK(point_rows(point, &sim, nullptr, "")[0].note ==
+        "target 0.3 not reached; simulated GPU: its times are not measurements");
+  CHECK(rows[0].note.empty());
 
   const json started = {{"launcher", "slurm"}, {"host", "node7"}, {"started_utc", "T"}};
   const auto missing = point_rows(point, nullptr, &started, "");

@@ -7,12 +7,12 @@
 
 # --- train's summary.json and console (app/report.cpp, core/run_json.cpp) -------------------
 mutant report-speedup-inverted app/report.cpp '[report],[summary]' \
-  'j["speedup"] = gpu->train_seconds > 0 ? cpu->train_seconds / gpu->train_seconds : 0.0;' \
-  'j["speedup"] = gpu->train_seconds > 0 ? gpu->train_seconds / cpu->train_seconds : 0.0;' \
+  'j["speedup"] = cpu->train_seconds / gpu->train_seconds;' \
+  'j["speedup"] = gpu->train_seconds / cpu->train_seconds;' \
   'summary.json: speedup is GPU time / CPU time (a 4x faster GPU reported as 0.25)'
 mutant report-simulated-speedup app/report.cpp '[report],[summary]' \
-  'if (gpu->simulated) {  // a simulator' \
-  'if (false) {  // a simulator' \
+  'if (gpu->simulated) return kSimulatedNote;' \
+  'if (false) return kSimulatedNote;' \
   'summary.json: a simulated GPU clock turned into a speed-up'
 mutant report-console-direction app/report.cpp '[report],[summary]' \
   'sp >= 1 ? "faster" : "slower");' \

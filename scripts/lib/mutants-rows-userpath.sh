@@ -68,3 +68,35 @@ mutant predict-overflow-warning app/cmd_predict.cpp '[predict]' \
   'if (bad > 0) {' \
   'if (false) {' \
   'predict: nan predictions written without a word'
+
+# --- the measurement audit (2026-11-30): a speed-up only from finished runs, the context
+# taken before the runs, spread repeats in train, simulated times marked everywhere, bench's
+# samples with a held-out split ----------------------------------------------------------------
+mutant audit-speedup-unfinished app/report.cpp '[report]' \
+  'if (r->status() != "ok")' \
+  'if (false)' \
+  'train: a speed-up from a GPU run that stopped after 1 of 4 epochs (16x claimed)'
+mutant audit-context-now app/report.cpp '[report]' \
+  'j["context"] = context.is_object() && !context.empty() ? context : run_context(nullptr);' \
+  'j["context"] = run_context(nullptr);' \
+  'summary.json: the context (load average) taken after the runs, not the one taken before'
+mutant audit-context-date app/report.cpp '[report]' \
+  'c["date_utc"] = utc_now();' \
+  ';' \
+  'train: results without a date'
+mutant audit-spread-wide app/report.cpp '[report]' \
+  'o["spread_wide"] = run_spread_wide(r);' \
+  'o["spread_wide"] = false;' \
+  'summary.json: repeats spread 1.8x not flagged'
+mutant audit-simulated-row app/report.cpp '[report]' \
+  'if (r.simulated) fmt::print(out, "  {:<6} SIMULATED' \
+  'if (false) fmt::print(out, "  {:<6} SIMULATED' \
+  'console: a simulated GPU'"'"'s timing row without a mark'
+mutant audit-sweep-simulated core/sweep_plan.cpp '[sweep]' \
+  'if (run.value("simulated", false))' \
+  'if (false)' \
+  'sweep collect: a simulated GPU'"'"'s train time shown as a measurement'
+mutant audit-bench-held-out app/cmd_bench.cpp '[bench]' \
+  'p.samples = prep.data.n - validation_samples(prep.data.n, cfg.data.validation_fraction);' \
+  'p.samples = prep.data.n;' \
+  'bench: a point'"'"'s samples count the held-out part (crossover x-axis 1/(1-f) too large)'
