@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "fileio.hpp"
 #include "reference_math.hpp"
+#include "trainer.hpp"
 
 namespace nntrain {
 
@@ -83,6 +84,12 @@ std::string output_csv(const std::string& text, const std::string& input, const 
   return s;
 }
 
+int interrupted(const PredictArgs& a) {
+  fmt::print(stderr, "nntrain: predict interrupted; {} not written{}\n", a.output == "-" ? "stdout" : a.output,
+             a.output == "-" ? "" : " (left as it was)");
+  return kExitInterrupted;
+}
+
 }  // namespace
 
 int cmd_predict(const PredictArgs& a) {
@@ -99,7 +106,10 @@ int cmd_predict(const PredictArgs& a) {
   const Dataset d = parse_csv(text, a.input, cols, {});
   std::vector<float> out(size_t(d.n) * size_t(n_out));
   reference_forward(p, d.x.data(), d.n, out.data());
-  write_output(a.output, output_csv(text, a.input, header, out, n_out));
+  const std::string csv = output_csv(text, a.input, header, out, n_out);
+  // A stop (SIGINT/SIGTERM) before the write leaves the output as it was: exit 130, as train.
+  if (stop_requested()) return interrupted(a);
+  write_output(a.output, csv);
   fmt::print(stderr, "nntrain: wrote {} predictions to {}\n", d.n, a.output == "-" ? "stdout" : a.output);
   // Finite inputs can still overflow fp32 inside the net (a cell of 3e38 times a weight):
   // the file says nan or inf, and this line says where, so a script's log shows it.

@@ -2,6 +2,7 @@
 // become config overrides; the subcommands (cmd_*.cpp) do the rest.
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstring>
 #include <signal.h>
 #include <unistd.h>
 #include <algorithm>
@@ -30,12 +31,12 @@ std::vector<std::string> with_default_subcommand(int argc, char** argv) {
   return args;
 }
 
-// First SIGINT/SIGTERM: finish the chunk in flight, write what finished, exit 130. The handler
-// is one-shot (SA_RESETHAND), so a second signal terminates at once.
+// First SIGINT/SIGTERM: finish the chunk in flight, write what finished, exit 130 (predict:
+// write nothing). The handler is one-shot (SA_RESETHAND), so a second signal terminates at once.
+const char* g_stop_message = "\nnntrain: stopping after the current chunk (signal again to abort now)\n";
 void on_signal(int) {
   nntrain::request_stop();
-  static const char kMsg[] = "\nnntrain: stopping after the current chunk (signal again to abort now)\n";
-  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, g_stop_message, std::strlen(g_stop_message));
 }
 
 void install_stop_handler(int sig) {
@@ -195,7 +196,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Point at the subcommand's own help: the flag list the user needs is there.
     const bool sub = !args.empty() && std::find(kCommands.begin(), kCommands.end(), args[0]) != kCommands.end();
-    fmt::print(stderr, "nntrain: {}\nRun 'nntrain {}--help' for usage.\n", e.what(), sub ? args[0] + " " : "");
+    fmt::print(stderr, "nntrain: error: {}\nRun 'nntrain {}--help' for usage.\n", e.what(), sub ? args[0] + " " : "");
     return kExitUsage;
   }
   if (args.empty()) {
@@ -203,6 +204,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (*predict) g_stop_message = "\nnntrain: stopping; predict writes nothing (signal again to abort now)\n";
   install_stop_handler(SIGINT);
   install_stop_handler(SIGTERM);
 

@@ -104,6 +104,8 @@ void run_cases(const std::vector<Case>& cases, const std::string& root, const Ru
     INFO("case " << c.name << "\n  args: " << args << "\n  stderr: " << r.err);
     CHECK(r.exit_code == 2);
     CHECK(one_line_has_all(r.err, c.expect));
+    // EXIT_CODES.md: the error line starts "nntrain: error: ", a flag CLI11 refused too.
+    CHECK(one_line_has_all(r.err, {"nntrain: error: "}));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') <= 2);  // CLI11's errors add a --help hint
     CHECK(r.out.empty());
     CHECK_FALSE(fs::exists(out));

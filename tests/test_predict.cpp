@@ -8,7 +8,10 @@
 #include <sstream>
 
 #include "cli_util.hpp"
+#include "commands.hpp"
 #include "dataset.hpp"
+#include "errors.hpp"
+#include "trainer.hpp"
 
 using namespace testutil;
 using nlohmann::json;
@@ -392,5 +395,24 @@ TEST_CASE("predict: finite inputs that overflow inside the model are written as 
   // None: no warning.
   predict_file(dir, model, "x1,x2\n0.5,1\n", "", &err);
   CHECK_THAT(err, !Catch::Contains("warning"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("predict: a stop before the write leaves the output as it was and exits 130", "[predict][signals]") {
+  const std::string dir = fresh_dir("predict_stop");
+  fs::create_directories(dir);
+  nntrain::PredictArgs a;
+  a.model = write_text(dir + "/named.json", named_hand_model());
+  a.input = write_text(dir + "/in.csv", "x1,x2\n0.5,1\n-1,0.25\n");
+  a.output = write_text(dir + "/out.csv", "keep\n");  // an older file the user still wants
+  nntrain::request_stop();  // as the first SIGINT/SIGTERM's handler does
+  const int code = nntrain::cmd_predict(a);
+  nntrain::clear_stop();
+  CHECK(code == nntrain::kExitInterrupted);
+  CHECK(slurp(a.output) == "keep\n");
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 3);  // no temporary left
+  // Without a stop the same call writes it.
+  CHECK(nntrain::cmd_predict(a) == nntrain::kExitOk);
+  CHECK_THAT(slurp(a.output), Catch::StartsWith("x1,x2,prediction0\n0.5,1,"));
   fs::remove_all(dir);
 }
