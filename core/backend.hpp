@@ -54,6 +54,8 @@ class Backend {
   virtual std::string name() const = 0;    // e.g. "cpu-reference", "cpu-fast", "gpu-cublas"
   // One line for reports: threads, SIMD, GPU name, path chosen and why.
   virtual std::string details() const = 0;
+  // The CPU threads a step keeps busy (what reports call "threads"): fewer than asked for
+  // where the batches are too small to share (the fast backend's details say why).
   virtual int threads() const { return 1; }
   // True on a simulated device (GPGPU-Sim): its times are not measurements.
   virtual bool simulated() const { return false; }

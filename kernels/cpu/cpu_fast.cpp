@@ -229,6 +229,14 @@ int CpuFastBackend::chunk_samples_max(int count) const {
   return most;
 }
 
+// Those taking part in a step (step()) and, for a batch of one chunk, the one gathering the
+// next batch ahead: a 16-thread pool runs batches of 100 samples on 1 thread.
+int CpuFastBackend::threads() const {
+  const int chunks = chunks_for(plan_.batch);
+  if (chunks == 1) return gather_ahead_ ? 2 : 1;
+  return P_ >= kParallelUpdate ? threads_ : std::min(threads_, chunks);
+}
+
 // The detail line's note when the batches leave threads idle: a step runs on no more
 // threads than its batch has chunks (see step()).
 std::string CpuFastBackend::thread_rule() const {

@@ -117,7 +117,7 @@ class CpuFastBackend final : public Backend {
   Device device() const override { return Device::cpu; }
   std::string name() const override { return "cpu-fast"; }
   std::string details() const override;
-  int threads() const override { return threads_; }
+  int threads() const override;
   void load(const Params& p) override;
   Params params() override { return Params{spec_, std::vector<float>(pw_[pin_].p, pw_[pin_].p + P_)}; }
   double train(int epochs, float* losses) override;

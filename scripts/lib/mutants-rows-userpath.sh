@@ -100,3 +100,17 @@ mutant audit-bench-held-out app/cmd_bench.cpp '[bench]' \
   'p.samples = prep.data.n - validation_samples(prep.data.n, cfg.data.validation_fraction);' \
   'p.samples = prep.data.n;' \
   'bench: a point'"'"'s samples count the held-out part (crossover x-axis 1/(1-f) too large)'
+
+# --- the second user-path review (2026-11-30) ----------------------------------------------
+mutant review2-predict-stop app/cmd_predict.cpp '[predict]' \
+  'if (stop_requested()) return interrupted(a);' \
+  'if (false) return interrupted(a);' \
+  'predict: the first Ctrl-C ignored, the old output replaced, exit 0'
+mutant review2-usage-prefix app/main.cpp '[bad_input]' \
+  '"nntrain: error: {}\nRun' \
+  '"nntrain: {}\nRun' \
+  'CLI11'"'"'s errors without the documented "nntrain: error: " prefix'
+mutant review2-threads-busy kernels/cpu/cpu_fast.cpp '[fast]' \
+  'if (chunks == 1) return gather_ahead_ ? 2 : 1;' \
+  'if (chunks == 1) return threads_;' \
+  'reports: a 16-thread pool that ran batches of 100 samples on 1 thread labelled "16 threads"'
