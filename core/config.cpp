@@ -28,6 +28,19 @@ void merge_json(json& base, const json& over) {
   }
 }
 
+// RFC 7386 (JSON merge patch): the keys `patch` names are set, a null removes one, an object
+// into an object merges again; the keys it does not name stay.
+void merge_patch(json& base, const json& patch) {
+  for (auto it = patch.begin(); it != patch.end(); ++it) {
+    if (it.value().is_null())
+      base.erase(it.key());
+    else if (base.contains(it.key()) && base[it.key()].is_object() && it.value().is_object())
+      merge_patch(base[it.key()], it.value());
+    else
+      base[it.key()] = it.value();
+  }
+}
+
 void set_path(json& j, const std::string& dotted, const json& value) {
   json* cur = &j;
   size_t start = 0;
@@ -41,7 +54,12 @@ void set_path(json& j, const std::string& dotted, const json& value) {
       throw UsageError("override '" + dotted + "': " + walked.substr(0, walked.rfind('/')) +
                        " is not an object");
     if (dot == std::string::npos) {
-      (*cur)[key] = value;
+      // `optimizer={"type":"sgd"}` sets the type and keeps the file's lr (it once reset every
+      // key it did not name to its default, without a word).
+      if (value.is_object() && cur->contains(key) && (*cur)[key].is_object())
+        merge_patch((*cur)[key], value);
+      else
+        (*cur)[key] = value;
       return;
     }
     cur = &(*cur)[key];

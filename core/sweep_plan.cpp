@@ -78,12 +78,16 @@ bool run_complete(const json& run) {
 }
 
 bool point_finished(const json* summary, size_t devices) {
-  if (!summary || !summary->is_object()) return false;
-  const std::string s = summary->value("status", "");
-  if (s == "ok" || s == "diverged") return true;
-  if (s != "interrupted" || !summary->contains("runs") || !summary->at("runs").is_array()) return false;
+  // A result collect can read (point_rows): a status without its runs (a truncated or
+  // hand-edited file) is no result, or a resume would skip the point collect calls failed.
+  if (!summary || !summary->is_object() || !summary->contains("runs") || !summary->at("runs").is_array()) return false;
   const json& runs = summary->at("runs");
-  return runs.size() >= std::max<size_t>(devices, 1) && std::all_of(runs.begin(), runs.end(), run_complete);
+  if (runs.empty() || !std::all_of(runs.begin(), runs.end(), [](const json& r) { return r.is_object(); })) return false;
+  const std::string s = summary->value("status", "");
+  if (s == "diverged") return true;  // the devices after it never run
+  const size_t all = std::max<size_t>(devices, 1);
+  if (s == "ok") return runs.size() >= all;
+  return s == "interrupted" && runs.size() >= all && std::all_of(runs.begin(), runs.end(), run_complete);
 }
 
 namespace {
@@ -170,7 +174,8 @@ std::vector<SweepRow> point_rows(const json& point, const json* summary, const j
                                  const std::string& log_error) {
   std::vector<SweepRow> rows;
   if (summary && summary->is_object() && summary->contains("runs") && summary->at("runs").is_array()) {
-    for (const json& run : summary->at("runs")) rows.push_back(run_row(point, run_info, run));
+    for (const json& run : summary->at("runs"))
+      if (run.is_object()) rows.push_back(run_row(point, run_info, run));  // (a hand-edited file's `1`: no run)
     if (summary->value("status", "") == "failed") {
       SweepRow r = base_row(point, run_info);
       r.status = "failed";
@@ -206,7 +211,8 @@ std::vector<SweepRow> point_rows(const json& point, const json* summary, const j
     } else if (ended) {
       r.status = "failed";
       r.note = !log_error.empty() ? log_error
-                                  : fmt::format("exited with code {} and no summary.json", run_info->at("exit_code").dump());
+                                  : fmt::format("exited with code {} and {}", run_info->at("exit_code").dump(),
+                                                summary ? "a summary.json without its runs" : "no summary.json");
     } else if (run_info) {
       r.status = "missing";
       r.note = fmt::format("started{} at {}, no result (still running, or killed)",

@@ -91,6 +91,30 @@ TEST_CASE("malformed JSON reports line and column", "[config]") {
   }
 }
 
+TEST_CASE("overrides: an object merges into its section (RFC 7386), keeping the keys it does not name",
+          "[config]") {
+  // configs/csv_example.json's optimizer has lr 0.01 (the default is 0.08), its train a
+  // batch of 64 and log_every 50 (defaults 0 and 100).
+  const Config c = load_config(NNTRAIN_SOURCE_DIR "/configs/csv_example.json", {R"(optimizer={"type":"sgd"})", R"(train={"epochs":3})"});
+  CHECK(c.optimizer.type == "sgd");
+  CHECK(c.optimizer.lr == 0.01);
+  CHECK(c.train.epochs == 3);
+  CHECK(c.train.batch_size == 64);
+  CHECK(c.train.log_every == 50);
+  // A null inside removes a key: a peaks config switched to a CSV in one override.
+  const Config csv = load_config(
+      NNTRAIN_SOURCE_DIR "/configs/peaks.json",
+      {R"(data={"generator":null,"grid":null,"range":null,"csv":"../data/sine2d.csv","inputs":["x1","x2"],)"
+       R"("targets":["y"]})"});
+  CHECK(csv.data.csv == "../data/sine2d.csv");
+  // A nested object merges again; a non-object replaces.
+  json j = parse_json_text(R"({"a": {"b": {"c": 1, "d": 2}, "e": [1, 2]}})", "t");
+  apply_override(j, R"(a={"b":{"c":5},"e":[3]})");
+  CHECK(j == json::parse(R"({"a": {"b": {"c": 5, "d": 2}, "e": [3]}})"));
+  apply_override(j, "a=7");
+  CHECK(j == json::parse(R"({"a": 7})"));
+}
+
 TEST_CASE("overrides: syntax errors and non-object paths", "[config]") {
   json j = json::object();
   CHECK_THROWS_AS(apply_override(j, "noequals"), UsageError);

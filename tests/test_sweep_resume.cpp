@@ -65,7 +65,6 @@ TEST_CASE("sweep resume: which points a rerun runs again, by what each left", "[
   CHECK_FALSE(point_finished(&unreadable, 1));
   CHECK_FALSE(point_finished(&cpu_only, 2));
   CHECK(point_finished(&both, 2));
-
   // The table agrees with the resume: what is rerun is never "ok", what is kept always is.
   const json point = {{"index", 0}, {"values", {1}}, {"devices", {"cpu"}}};
   const json point2 = {{"index", 1}, {"values", {2}}, {"devices", {"cpu", "gpu"}}};
@@ -81,6 +80,25 @@ TEST_CASE("sweep resume: which points a rerun runs again, by what each left", "[
   CHECK(both_rows[1].device == "gpu");
   CHECK(both_rows[1].status == "interrupted");
   CHECK(make_table({"k"}, both_rows).exit_code == 5);
+  // A status without the runs it stands for (truncated, hand-edited) is no result: a resume
+  // reruns it, and collect does not call it ok (the two once disagreed, and the resume
+  // command collect printed ran nothing, again and again).
+  struct Partial {
+    json summary;
+    const json& point;
+  };
+  const json ended = {{"launcher", "local"}, {"exit_code", 0}};
+  for (const Partial& p : {Partial{{{"status", "ok"}}, point}, Partial{{{"status", "diverged"}}, point},
+                           Partial{summary("ok", json::array()), point}, Partial{summary("ok", json::array({1})), point},
+                           Partial{summary("ok", json::array({run("cpu", "ok", 300)})), point2}}) {
+    INFO(p.summary.dump());
+    CHECK_FALSE(point_finished(&p.summary, p.point["devices"].size()));
+    const auto rows = point_rows(p.point, &p.summary, &ended, "");
+    CHECK(std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.status != "ok"; }));
+  }
+  CHECK(point_rows(point, &ok, &ended, "")[0].status == "ok");
+  const json status_only = {{"status", "ok"}};
+  CHECK(point_rows(point, &status_only, &ended, "")[0].note == "exited with code 0 and a summary.json without its runs");
   // A point the launcher SIGKILLed after a second signal: interrupted, with why.
   const json killed = {{"launcher", "local"}, {"started_utc", "T"}, {"exit_code", 137}, {"signal", 9}};
   const auto krows = point_rows(point, nullptr, &killed, "");

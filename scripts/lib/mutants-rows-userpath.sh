@@ -114,3 +114,11 @@ mutant review2-threads-busy kernels/cpu/cpu_fast.cpp '[fast]' \
   'if (chunks == 1) return gather_ahead_ ? 2 : 1;' \
   'if (chunks == 1) return threads_;' \
   'reports: a 16-thread pool that ran batches of 100 samples on 1 thread labelled "16 threads"'
+mutant review2-override-merge core/config.cpp '[config]' \
+  'if (value.is_object() && cur->contains(key) && (*cur)[key].is_object())' \
+  'if (false)' \
+  'overrides: optimizer={"type":"sgd"} resets the file'"'"'s lr to the default without a word'
+mutant review2-resume-partial core/sweep_plan.cpp '[sweep]' \
+  'if (runs.empty() || !std::all_of(runs.begin(), runs.end(), [](const json& r) { return r.is_object(); })) return false;' \
+  'if (false) return false;' \
+  'sweep resume: a summary.json whose runs are not runs counted finished, which collect calls failed'
