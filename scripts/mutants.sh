@@ -267,8 +267,8 @@ mutant load-keeps-adam-step core/optimizer.cpp '[backends_run]' \
   "Adam: reset() keeps the step count (a re-loaded run's bias correction starts late)"
 # Sweep interrupts and resume (issue 44 item 7, issue 46 class 2).
 mutant sweep-resume-interrupted core/sweep_plan.cpp 'sweep resume*,sweep local: every interrupted*' \
-  'if (s == "ok" || s == "diverged") return true;' \
-  'if (s == "ok" || s == "diverged" || s == "interrupted") return true;' \
+  'if (s == "diverged") return true;' \
+  'if (s == "diverged" || s == "interrupted") return true;' \
   'sweep: a resume treats an interrupted point as finished (rerunning never completes it: exit 5 forever)'
 mutant sweep-stop-after-last core/sweep_plan.cpp 'sweep resume*' \
   'if (r.status == "interrupted" && run_complete(run)) {' \
