@@ -192,12 +192,19 @@ void check_slurm_args(const SweepArgs& a) {
   for (const auto& s : a.slurm_args) {
     if (s.size() < 2 || s[0] != '-' || s.find_first_of("\n\r") != std::string::npos)
       throw UsageError("--slurm-arg \"" + s + "\": expected one sbatch option, e.g. --slurm-arg=--partition=gpu");
-    // sbatch takes any unambiguous start of a long option (--arr, --out), and -a/-o short.
+    // sbatch takes any unambiguous start of a long option (--arr, --out, --err), and -a/-o/-e
+    // short. The error file too: each point's train.log holds its stderr, which --collect
+    // reads for a failed point's reason.
     const size_t eq = s.find('=');
     const std::string name = s.rfind("--", 0) == 0 ? s.substr(2, eq == std::string::npos ? eq : eq - 2) : "";
-    const bool long_banned = name.size() >= 2 && (std::string("array").rfind(name, 0) == 0 || std::string("output").rfind(name, 0) == 0);
-    if (long_banned || (s.rfind("--", 0) != 0 && (s.rfind("-a", 0) == 0 || s.rfind("-o", 0) == 0)))
-      throw UsageError("--slurm-arg " + s + ": nntrain sets the array and its output files itself (--jobs sets %M)");
+    const bool long_banned = name.size() >= 2 && (std::string("array").rfind(name, 0) == 0 ||
+                                                  std::string("output").rfind(name, 0) == 0 ||
+                                                  std::string("error").rfind(name, 0) == 0);
+    const bool short_banned = s.rfind("--", 0) != 0 && (s.rfind("-a", 0) == 0 || s.rfind("-o", 0) == 0 ||
+                                                        s.rfind("-e", 0) == 0);
+    if (long_banned || short_banned)
+      throw UsageError("--slurm-arg " + s + ": nntrain sets the array and its output and error files itself (--jobs "
+                       "sets %M)");
   }
 }
 
@@ -206,6 +213,7 @@ SweepPlan plan_sweep(const SweepArgs& a) {
   if (a.config.empty()) throw UsageError("sweep: --config FILE is required (or --collect DIR, or --run-point DIR I)");
   const std::vector<SweepSpec> axes = parse_grid(a.grids);
   check_grid_vs_flags(axes, a.flag_keys);
+  for (const SweepSpec& ax : axes) check_axis_vs_overrides(ax, a.overrides, "--grid");
   check_slurm_args(a);
   std::vector<Config> configs;
   SweepPlan plan;

@@ -51,6 +51,16 @@ std::string job_name(const std::string& name) {
   return s;
 }
 
+// One --slurm-arg as one word of an #SBATCH line: sbatch splits a directive at whitespace,
+// ends it at a '#' and reads "..." with backslash escapes (its _get_argument), so a value
+// with any of these is written double-quoted, '"' and '\' escaped ("--comment=a b").
+std::string sbatch_word(const std::string& arg) {
+  if (arg.find_first_of(" \t\"'\\#") == std::string::npos) return arg;
+  std::string q = "\"";
+  for (const char c : arg) q += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return q + "\"";
+}
+
 std::string batch_script(const SweepPlan& plan, const SweepArgs& a, const std::string& array) {
   std::string s = "#!/bin/bash\n";
   s += "# nntrain sweep: one array task per point of " + plan.dir + "/plan.json.\n";
@@ -60,7 +70,7 @@ std::string batch_script(const SweepPlan& plan, const SweepArgs& a, const std::s
   // Each task's stdout and stderr: the point's own train.log (%Na: the task id, zero-padded
   // like the point folders).
   s += fmt::format("#SBATCH --output={}/points/%{}a/train.log\n", plan.dir, point_dir_digits(plan.size()));
-  for (const auto& arg : a.slurm_args) s += "#SBATCH " + arg + "\n";
+  for (const auto& arg : a.slurm_args) s += "#SBATCH " + sbatch_word(arg) + "\n";
   s += "exec " + shell_quote(self_executable()) + " sweep --run-point " + shell_quote(plan.dir) +
        " \"$SLURM_ARRAY_TASK_ID\"\n";
   return s;

@@ -227,11 +227,16 @@ TEST_CASE("sweep slurm: the batch script, submission and a resubmission of the u
   CHECK(no_sbatch_new.exit_code == 3);
   CHECK_FALSE(fs::exists(out3));
   // sbatch takes any unambiguous start of a long option: --out is --output, --arr --array.
-  for (const char* banned : {"--array=1-3", "--arr=1-3", "--out=x.log", "--outp=x", "-ox.log", "-a1-3"}) {
+  for (const char* banned :
+       {"--array=1-3", "--arr=1-3", "--out=x.log", "--outp=x", "-ox.log", "-a1-3", "--error=x", "--er=x", "-ex"}) {
     INFO(banned);
     CHECK(run_nntrain(args + " --slurm-arg=" + banned).exit_code == 2);
   }
   CHECK(run_nntrain(args + " --slurm-arg=--open-mode=append --dry-run").exit_code == 0);
+  // A value with a space, a quote or a '#' is one double-quoted word, as sbatch reads
+  // "..." with backslash escapes (written out by hand; unquoted, sbatch split it at the space).
+  CHECK(run_nntrain(args + R"( --slurm-arg='--comment=a b "c" #1' --dry-run)").exit_code == 0);
+  CHECK_THAT(slurp(out + "/sweep.sbatch"), Catch::Contains("\n#SBATCH \"--comment=a b \\\"c\\\" #1\"\n"));
   fs::remove_all(out);
   fs::remove_all(bin);
 }
