@@ -130,6 +130,7 @@ BenchPlan validate_all(const BenchArgs& a) {
   plan.device_words = device_overrides(a, defaults, flag_overrides, flag_keys);
   (void)parse_price_options(a, {}, "");  // their syntax first; which devices need one, below
   if (plan.sweep) check_sweep_vs_flags(*plan.sweep, flag_keys);
+  if (plan.sweep) check_axis_vs_overrides(*plan.sweep, a.overrides, "--sweep");
 
   const size_t n_points = plan.sweep ? plan.sweep->texts.size() : 1;
   for (size_t i = 0; i < n_points; ++i) {

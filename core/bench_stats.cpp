@@ -95,10 +95,28 @@ SweepSpec parse_sweep(const std::string& arg, const std::string& option) {
     } catch (const nlohmann::json::parse_error&) {
       v = text;
     }
+    for (size_t k = 0; k < s.values.size(); ++k)  // two points would be one run twice
+      if (s.values[k] == v)
+        throw UsageError(option + " " + s.key + ": " + text + " is listed twice (values " + std::to_string(k + 1) +
+                         " and " + std::to_string(i + 1) + "): the two points would be the same run");
     s.texts.push_back(text);
     s.values.push_back(v);
   }
   return s;
+}
+
+void check_axis_vs_overrides(const SweepSpec& axis, const std::vector<std::string>& overrides,
+                             const std::string& option) {
+  const bool all_objects =
+      std::all_of(axis.values.begin(), axis.values.end(), [](const nlohmann::json& v) { return v.is_object(); });
+  for (const std::string& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    // The axis's value is applied after the overrides: the same key, or one inside it (unless
+    // every value is an object, which merges), would be replaced at every point.
+    if (key == axis.key || (key.rfind(axis.key + ".", 0) == 0 && !all_objects))
+      throw UsageError(option + " " + axis.key + ": the override " + o +
+                       " sets it too, and every swept value would replace it; drop the override or the sweep");
+  }
 }
 
 Crossover find_crossover(const std::vector<PointTimes>& points) {

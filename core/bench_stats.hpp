@@ -45,7 +45,12 @@ struct SweepSpec {
 };
 // Throws UsageError naming what is wrong (no '=', empty key, empty value, unbalanced brackets);
 // `option` is the flag the messages name (`sweep --grid` uses the same grammar).
+// A value listed twice is refused too (the two points would be one run twice).
 SweepSpec parse_sweep(const std::string& arg, const std::string& option = "--sweep");
+// Throws UsageError when a key.path=value override sets `axis`'s key (or a key inside it):
+// the swept value replaces it at every point, so it would be dropped without a word.
+void check_axis_vs_overrides(const SweepSpec& axis, const std::vector<std::string>& overrides,
+                             const std::string& option);
 
 // Top-level comma split used by parse_sweep. Throws UsageError on unbalanced brackets or
 // an unterminated string.

@@ -204,6 +204,29 @@ TEST_CASE("sweep bad grid: a key a flag also sets is exit 2", "[sweep][errors]")
   check_bad_grid("--lr 0.1 --grid optimizer.lr=0.1,0.2", "also set by a flag");
 }
 
+TEST_CASE("sweep bad grid: a key an override also sets is exit 2 (the grid value would drop it)", "[sweep][errors]") {
+  check_bad_grid("--grid seed=1,2 seed=5", "--grid seed: the override seed=5 sets it too");
+  // Objects merge (CONFIG.md): a key inside them that they do not name stays the override's.
+  CHECK_NOTHROW(check_axis_vs_overrides(parse_sweep(R"(optimizer={"lr":0.1},{"lr":0.2})", "--grid"),
+                                        {"optimizer.type=sgd"}, "--grid"));
+  CHECK_THROWS_WITH(check_axis_vs_overrides(parse_sweep("optimizer.lr=0.1,0.2", "--grid"), {"optimizer.lr=0.3"}, "--grid"),
+                    Catch::Contains("--grid optimizer.lr: the override optimizer.lr=0.3 sets it too"));
+}
+
+TEST_CASE("sweep and bench: a value listed twice is exit 2 (the two points would be one run)", "[sweep][errors]") {
+  check_bad_grid("--grid seed=1,2,1", "--grid seed: 1 is listed twice (values 1 and 3)");
+  CHECK_THROWS_WITH(parse_sweep("data.grid=[5, 5],4,[5,5]"), Catch::Contains("listed twice (values 1 and 3)"));
+  CHECK_NOTHROW(parse_sweep("data.grid=5,[5,5]"));  // the same run, but written differently: let through
+  const std::string out = fresh_dir("bench_twice");
+  const auto r = run_nntrain(std::string("bench ") + kBase + " --device cpu --sweep data.grid=5,5 --export-json " + out +
+                             "/b.json");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--sweep data.grid: 5 is listed twice"));
+  const auto o = run_nntrain(std::string("bench ") + kBase + " --device cpu --sweep data.grid=4,5 data.grid=6");
+  CHECK(o.exit_code == 2);
+  CHECK_THAT(o.err, Catch::Contains("--sweep data.grid: the override data.grid=10 sets it too"));
+}
+
 TEST_CASE("sweep local: 6 points (lr x widths, one diverging), collected, resumed, a missing point collected",
           "[sweep][cli]") {
   const std::string out = fresh_dir("sweep_local");

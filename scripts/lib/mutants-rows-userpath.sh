@@ -122,3 +122,19 @@ mutant review2-resume-partial core/sweep_plan.cpp '[sweep]' \
   'if (runs.empty() || !std::all_of(runs.begin(), runs.end(), [](const json& r) { return r.is_object(); })) return false;' \
   'if (false) return false;' \
   'sweep resume: a summary.json whose runs are not runs counted finished, which collect calls failed'
+mutant review2-slurm-error app/cmd_sweep.cpp '[slurm]' \
+  'std::string("error").rfind(name, 0) == 0);' \
+  'false);' \
+  'sweep slurm: --slurm-arg=--error=x sends every task'"'"'s stderr to one file (collect loses the reasons)'
+mutant review2-slurm-quote app/cmd_sweep_slurm.cpp '[slurm]' \
+  's += "#SBATCH " + sbatch_word(arg) + "\n";' \
+  's += "#SBATCH " + arg + "\n";' \
+  'sweep slurm: --slurm-arg="--comment=a b" written unquoted (sbatch splits it at the space)'
+mutant review2-axis-override core/bench_stats.cpp '[sweep]' \
+  'if (key == axis.key || (key.rfind(axis.key + ".", 0) == 0 && !all_objects))' \
+  'if (false)' \
+  'sweep --grid seed=1,2 seed=5: the override dropped without a word'
+mutant review2-value-twice core/bench_stats.cpp '[sweep]' \
+  'if (s.values[k] == v)' \
+  'if (false)' \
+  'sweep --grid seed=1,2,1: two points that are one run'
