@@ -57,7 +57,10 @@ std::string md_code(const std::string& text) {
 std::string md_escape(const std::string& text) {
   std::string s;
   for (char c : text) {
-    if (c == '\\' || c == '|') s += '\\';
+    // A table's '|', and the ASCII punctuation that would make code, emphasis, raw HTML (a
+    // '<!--' hides the rest of a GitHub page) or a link: CommonMark reads each escaped one as
+    // itself.
+    if (std::string_view("\\|`*_<>[]").find(c) != std::string_view::npos) s += '\\';
     s += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
   }
   return s;

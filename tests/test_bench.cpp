@@ -156,7 +156,7 @@ TEST_CASE("bench sweep over 3 sizes exports 3 points with the documented fields"
   CHECK(b["points"].size() == 3);
   const std::string md = slurp(dir + "/b.md");
   CHECK_THAT(md, Catch::Contains("| data.grid | samples | device |"));
-  CHECK_THAT(md, Catch::Contains("| 4 | 16 | cpu |") && Catch::Contains("| [6,3] | 18 | cpu |") &&
+  CHECK_THAT(md, Catch::Contains("| 4 | 16 | cpu |") && Catch::Contains("| \\[6,3\\] | 18 | cpu |") &&
                      Catch::Contains("| 8 | 64 | cpu |"));
   CHECK_THAT(r.out, Catch::Contains("Point 3/3: data.grid = 8") && Catch::Contains("Crossover"));
   fs::remove_all(dir);

@@ -502,6 +502,18 @@ TEST_CASE("bench page: a name or swept value holding a pipe or a newline keeps e
   }
 }
 
+TEST_CASE("bench page: a name that would be code, emphasis, HTML or a link is shown as written", "[report][bench]") {
+  BenchReport r = hand_report("x`y *z* _w_ <!-- [l](u)");
+  r.points.push_back(timed_point(0, 10, timed_run(Device::cpu, {0.010}), timed_run(Device::gpu, {0.005})));
+  r.points[0].key = "name";
+  r.points[0].text = "<b>";
+  finish_report(r);
+  const std::string md = bench_markdown(r);
+  // By hand: each such character backslash-escaped (CommonMark shows it as itself).
+  CHECK_THAT(md, Catch::StartsWith("## nntrain bench: x\\`y \\*z\\* \\_w\\_ \\<!-- \\[l\\](u)\n"));
+  CHECK(line_of(md, "| \\<b\\> | 100 | cpu |") != "");
+}
+
 TEST_CASE("bench header: the warm-up the runs had where train.epochs capped timing.warmup_epochs", "[report][bench]") {
   BenchReport r = hand_report("warm");  // timing.warmup_epochs 5
   r.points.push_back(timed_point(0, 10, timed_run(Device::cpu, {0.010}), timed_run(Device::gpu, {0.005})));

@@ -35,9 +35,13 @@ mutant preflight-batch-heldout app/preflight.cpp '[bad_input]' \
 
 # --- bench's Markdown page (app/bench_report.cpp) -------------------------------------------
 mutant md-escape-pipe app/bench_report.cpp '[report]' \
-  "if (c == '\\\\' || c == '|') s += '\\\\';" \
-  "if (c == '\\\\') s += '\\\\';" \
+  'std::string_view("\\|`*_<>[]")' \
+  'std::string_view("\\`*_<>[]")' \
   'bench Markdown: a | in a swept value splits its cell'
+mutant md-escape-markup app/bench_report.cpp '[report]' \
+  'std::string_view("\\|`*_<>[]")' \
+  'std::string_view("\\|")' \
+  'bench Markdown: a name with <!-- hides the rest of a GitHub page (backticks, *, [ ] read as markup)'
 mutant md-escape-control app/bench_report.cpp '[report]' \
   "s += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;" \
   's += c;' \
@@ -138,3 +142,7 @@ mutant review2-value-twice core/bench_stats.cpp '[sweep]' \
   'if (s.values[k] == v)' \
   'if (false)' \
   'sweep --grid seed=1,2,1: two points that are one run'
+mutant review2-grid-size app/cmd_sweep.cpp '[sweep]' \
+  'if (points > kMaxSweepPoints)' \
+  'if (false)' \
+  'sweep: a 300,000-point grid planned (2.8 GB of folders) without a word'
