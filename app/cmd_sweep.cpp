@@ -186,6 +186,23 @@ void check_existing(const std::string& dir, const json& plan) {
                                    "delete that folder", dir, i + 1));
 }
 
+// Each point is a run folder and a line of plan.json: a typo in a `seq` (1000 x 300 values)
+// once planned 300,000 folders, 2.8 GB, for 4 minutes, without a word.
+constexpr double kMaxSweepPoints = 10000;
+
+void check_grid_size(const std::vector<SweepSpec>& axes) {
+  double points = 1;
+  std::string sizes;
+  for (const SweepSpec& ax : axes) {
+    points *= double(ax.values.size());
+    sizes += (sizes.empty() ? "" : " x ") + std::to_string(ax.values.size());
+  }
+  if (points > kMaxSweepPoints)
+    throw UsageError(fmt::format("--grid: {:.0f} points ({}) is more than one sweep plans ({:.0f}): each is a run "
+                                 "folder; split the grid into several sweeps",
+                                 points, sizes, kMaxSweepPoints));
+}
+
 void check_slurm_args(const SweepArgs& a) {
   if (a.launcher != "slurm" && !a.slurm_args.empty())
     throw UsageError("--slurm-arg is for --launcher slurm");
@@ -214,6 +231,7 @@ SweepPlan plan_sweep(const SweepArgs& a) {
   const std::vector<SweepSpec> axes = parse_grid(a.grids);
   check_grid_vs_flags(axes, a.flag_keys);
   for (const SweepSpec& ax : axes) check_axis_vs_overrides(ax, a.overrides, "--grid");
+  check_grid_size(axes);
   check_slurm_args(a);
   std::vector<Config> configs;
   SweepPlan plan;

@@ -213,6 +213,15 @@ TEST_CASE("sweep bad grid: a key an override also sets is exit 2 (the grid value
                     Catch::Contains("--grid optimizer.lr: the override optimizer.lr=0.3 sets it too"));
 }
 
+TEST_CASE("sweep bad grid: more than 10,000 points is exit 2 before anything is written", "[sweep][errors]") {
+  std::string seeds, lrs;
+  for (int i = 0; i < 101; ++i) seeds += (i ? "," : "") + std::to_string(i);
+  for (int i = 1; i <= 100; ++i) lrs += (i > 1 ? "," : "") + std::to_string(i) + "e-4";
+  // (--dry-run: were the limit gone, this would plan the folders, not train 10,100 runs.)
+  check_bad_grid("--dry-run --grid seed=" + seeds + " --grid optimizer.lr=" + lrs,
+                 "--grid: 10100 points (101 x 100) is more than one sweep plans (10000)");
+}
+
 TEST_CASE("sweep and bench: a value listed twice is exit 2 (the two points would be one run)", "[sweep][errors]") {
   check_bad_grid("--grid seed=1,2,1", "--grid seed: 1 is listed twice (values 1 and 3)");
   CHECK_THROWS_WITH(parse_sweep("data.grid=[5, 5],4,[5,5]"), Catch::Contains("listed twice (values 1 and 3)"));
