@@ -32,6 +32,7 @@ double point_speedup(const BenchPoint& p) {
 
 std::string speedup_text(double sp) {
   if (sp <= 0) return "-";
+  if (sp == 1) return "equally fast";  // as the verdict says it
   return sp >= 1 ? fmt::format("GPU {:.2f}× faster", sp) : fmt::format("GPU {:.2f}× slower", 1 / sp);
 }
 

@@ -199,16 +199,17 @@ double cost_of(double price_per_hour, double seconds) { return price_per_hour * 
 std::string engineering_text(double v) {
   if (!std::isfinite(v) || v < 0) return "-";
   if (v == 0) return "0";
-  if (v >= 0.01 && v < 100) return fmt::format("{:.3g}", v);
-  if (v >= 100 && v < 1e6) return fmt::format("{:.0f}", v);
-  int e = int(std::floor(std::log10(v) / 3)) * 3;
-  double m = v / std::pow(10.0, e);
-  // Rounding to three digits can carry into the next power of 1000 (999.7e-6 is 1.00e-3).
-  if (std::stod(fmt::format("{:.3g}", m)) >= 1000) {
-    e += 3;
-    m /= 1000;
-  }
-  return fmt::format("{:.3g}e{}", m, e);
+  // Rounded to three digits first, so the form follows the printed value (0.0099996 is
+  // 0.0100, 99.96 is 100, 999.7e-6 is 1.00e-3); '#' keeps a trailing zero ("0.0260"). Whole
+  // amounts from 100 keep every digit ("7284").
+  auto digits3 = [](double x) {  // "0.0260", "72.0", "125" (not "125." or "125.0")
+    return x >= 99.95 ? fmt::format("{:.0f}", x) : fmt::format("{:#.3g}", x);
+  };
+  const double r = std::stod(fmt::format("{:.3g}", v));
+  if (r >= 0.01 && r < 100) return digits3(r);
+  if (r >= 100 && std::round(v) < 1e6) return fmt::format("{:.0f}", v);
+  const int e = int(std::floor(std::log10(r) / 3 + 1e-12)) * 3;
+  return digits3(r / std::pow(10.0, e)) + "e" + std::to_string(e);
 }
 
 Crossover find_cost_crossover(const std::vector<PointTimes>& times, const Prices& prices) {
@@ -221,7 +222,7 @@ Crossover find_cost_crossover(const std::vector<PointTimes>& times, const Prices
 
 std::string ratio_text(double f) {
   if (f < 1.095) return fmt::format("{:.2f}", f);
-  if (f < 100) return fmt::format("{:.1f}", f);
+  if (std::round(f * 10) / 10 < 100) return fmt::format("{:.1f}", f);  // 99.96 prints "100", not "100.0"
   return fmt::format("{:.0f}", f);
 }
 

@@ -105,9 +105,10 @@ double cost_of(double price_per_hour, double seconds);
 // millionth of a price unit or less ("7.28e-08 price units" says nothing to a reader), a
 // thousand runs an amount people write.
 constexpr int kCostRuns = 1000;
-// A number for people, three significant digits: plain from 0.01 to below 1e6 ("0.0728",
-// "7.28", "728", "7284"), else in engineering notation, the exponent a multiple of 3
-// ("72.8e-6", "1.25e9"); "0" for zero, "-" for a negative or non-finite value.
+// A number for people, rounded to three significant digits: plain from 0.01 to below 100
+// ("0.0728", "0.0260", "7.28"), whole from 100 to below 1e6 ("728", "7284"), else in
+// engineering notation, the exponent a multiple of 3 ("72.8e-6", "1.10e-3", "1.25e9"); "0"
+// for zero, "-" for a negative or non-finite value.
 std::string engineering_text(double v);
 
 // The cost crossover: find_crossover over each point's cost per run (cost_of each time at

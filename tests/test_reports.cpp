@@ -514,6 +514,17 @@ TEST_CASE("bench page: a name that would be code, emphasis, HTML or a link is sh
   CHECK(line_of(md, "| \\<b\\> | 100 | cpu |") != "");
 }
 
+TEST_CASE("bench page: an exact tie reads equally fast in the speed-up column, as in the verdict", "[report][bench]") {
+  BenchReport r = hand_report("tie");
+  r.points.push_back(timed_point(0, 10, timed_run(Device::cpu, {0.010}), timed_run(Device::gpu, {0.010})));
+  r.points.push_back(timed_point(1, 20, timed_run(Device::cpu, {0.020}), timed_run(Device::gpu, {0.010})));
+  finish_report(r);
+  const std::string md = bench_markdown(r);
+  CHECK_THAT(md, Catch::Contains("| equally fast |"));
+  CHECK_THAT(md, !Catch::Contains("GPU 1.00\u00d7 faster"));
+  CHECK_THAT(md, Catch::Contains("| GPU 2.00\u00d7 faster |"));
+}
+
 TEST_CASE("bench header: the warm-up the runs had where train.epochs capped timing.warmup_epochs", "[report][bench]") {
   BenchReport r = hand_report("warm");  // timing.warmup_epochs 5
   r.points.push_back(timed_point(0, 10, timed_run(Device::cpu, {0.010}), timed_run(Device::gpu, {0.005})));

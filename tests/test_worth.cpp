@@ -254,7 +254,24 @@ TEST_CASE("costs are shown per 1,000 runs in engineering notation, by hand", "[w
   CHECK(engineering_text(728.4) == "728");
   CHECK(engineering_text(7284.2) == "7284");
   CHECK(engineering_text(1.25e9) == "1.25e9");
-  CHECK(engineering_text(999.7e-6) == "1e-3");  // rounding carries into the next power of 1000
+  CHECK(engineering_text(999.7e-6) == "1.00e-3");  // rounding carries into the next power of 1000
+  // Trailing zeros kept (three significant digits), and the form of the rounded value.
+  CHECK(engineering_text(0.026) == "0.0260");
+  CHECK(engineering_text(0.0011) == "1.10e-3");
+  CHECK(engineering_text(0.0099996) == "0.0100");
+  CHECK(engineering_text(99.96) == "100");
+  CHECK(engineering_text(999999.0) == "999999");
+  CHECK(engineering_text(999999.7) == "1.00e6");
+  CHECK(engineering_text(1e-3) == "1.00e-3");
+  CHECK(engineering_text(1e6) == "1.00e6");
+  CHECK(engineering_text(999e-6) == "999e-6");
+  CHECK(engineering_text(1.25e11) == "125e9");
+  // Factors: two decimals below 1.095, one below 100, none from 100 (as printed).
+  CHECK(ratio_text(1.094) == "1.09");
+  CHECK(ratio_text(9.96) == "10.0");
+  CHECK(ratio_text(99.94) == "99.9");
+  CHECK(ratio_text(99.96) == "100");
+  CHECK(ratio_text(215.4) == "215");
   CHECK(engineering_text(0) == "0");
   CHECK(engineering_text(-1) == "-");
   CHECK(engineering_text(INFINITY) == "-");
@@ -264,7 +281,7 @@ TEST_CASE("costs are shown per 1,000 runs in engineering notation, by hand", "[w
   eur.currency = "EUR";
   CHECK(money_text(cost_of(1.1, 0.0262), eur) == "8.01e-3 EUR per 1,000 runs");
   CHECK(money_text(7.28e-8, parse_prices("cpu=0.01")) == "72.8e-6 price units per 1,000 runs");
-  CHECK(money_text(cost_of(3, 36), eur) == "30 EUR per 1,000 runs");  // 3 * 36 / 3600 = 0.03 a run
+  CHECK(money_text(cost_of(3, 36), eur) == "30.0 EUR per 1,000 runs");  // 3 * 36 / 3600 = 0.03 a run
   CHECK(money_text(-1, eur) == "-");
 }
 

@@ -146,3 +146,15 @@ mutant review2-grid-size app/cmd_sweep.cpp '[sweep]' \
   'if (points > kMaxSweepPoints)' \
   'if (false)' \
   'sweep: a 300,000-point grid planned (2.8 GB of folders) without a word'
+mutant review2-amount-rounded core/bench_stats.cpp '[worth]' \
+  'const double r = std::stod(fmt::format("{:.3g}", v));' \
+  'const double r = v;' \
+  'bench: 0.0099996 per 1,000 runs printed "10.0e-3" (the form of the unrounded value)'
+mutant review2-ratio-100 core/bench_stats.cpp '[worth]' \
+  'if (std::round(f * 10) / 10 < 100)' \
+  'if (f < 100)' \
+  'bench: a factor of 99.96 printed "100.0" (none from 100)'
+mutant review2-tie-column app/bench_report.cpp '[report]' \
+  'if (sp == 1) return "equally fast";' \
+  ';' \
+  'bench: an exact tie reads "GPU 1.00x faster" in the column, "equally fast" in the verdict'
