@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
+#include "mlp.hpp"
 #include "surface.hpp"
 #include "sweep_plan.hpp"
 
@@ -232,6 +233,9 @@ SweepPlan plan_sweep(const SweepArgs& a) {
   check_grid_vs_flags(axes, a.flag_keys);
   for (const SweepSpec& ax : axes) check_axis_vs_overrides(ax, a.overrides, "--grid");
   check_grid_size(axes);
+  // A missing or broken --init-model is no point's fault: said once, before the points (a
+  // net that does not match one point's layers still names that point).
+  if (!a.init_model.empty()) (void)load_model(a.init_model);
   check_slurm_args(a);
   std::vector<Config> configs;
   SweepPlan plan;

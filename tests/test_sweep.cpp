@@ -213,6 +213,16 @@ TEST_CASE("sweep bad grid: a key an override also sets is exit 2 (the grid value
                     Catch::Contains("--grid optimizer.lr: the override optimizer.lr=0.3 sets it too"));
 }
 
+TEST_CASE("sweep: a missing --init-model is said once, not blamed on a grid point", "[sweep][errors]") {
+  const std::string out = fresh_dir("sweep_init_missing");
+  const auto r = run_nntrain(std::string("sweep ") + kBase + " --out " + out + " --grid seed=1,2 --init-model " + out +
+                             "-no-such.json");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("no-such.json"));
+  CHECK_THAT(r.err, !Catch::Contains("point 1 of 2"));
+  CHECK_FALSE(fs::exists(out));
+}
+
 TEST_CASE("sweep bad grid: more than 10,000 points is exit 2 before anything is written", "[sweep][errors]") {
   std::string seeds, lrs;
   for (int i = 0; i < 101; ++i) seeds += (i ? "," : "") + std::to_string(i);

@@ -158,3 +158,7 @@ mutant review2-tie-column app/bench_report.cpp '[report]' \
   'if (sp == 1) return "equally fast";' \
   ';' \
   'bench: an exact tie reads "GPU 1.00x faster" in the column, "equally fast" in the verdict'
+mutant review2-init-model-once app/cmd_sweep.cpp '[sweep]' \
+  'if (!a.init_model.empty()) (void)load_model(a.init_model);' \
+  ';' \
+  'sweep: a missing --init-model blamed on grid point 1'
