@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -144,6 +145,11 @@ std::string uncertain_markdown(const BenchReport& r) {
 }  // namespace
 
 std::string bench_gpu_problem(const GpuInfo& gpu) {
+  // The resident grid's stamped kernel (a diagnostic, docs/CONFIG.md) writes a clock per
+  // phase: its times are not the path's.
+  if (const char* stamps = std::getenv("NNTRAIN_RESIDENT_STAMPS"); stamps && *stamps)
+    return "NNTRAIN_RESIDENT_STAMPS is set: the stamped kernel's times are not the path's, so bench will not "
+           "time them (unset it; train runs the stamped kernel)";
   if (!gpu.simulated) return "";
   return "the GPU is a simulator (" + gpu.name +
          "): its times are not measurements, so bench will not time it (train --device both checks its results)";

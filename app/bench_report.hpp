@@ -34,7 +34,8 @@ std::string bench_markdown(const BenchReport& r);
 void print_bench(std::FILE* out, const BenchReport& r, bool color);
 
 // Why bench must not time this GPU, or "" when it may: a simulated GPU's times are not
-// measurements, and bench's only product is times (docs/BENCH.md).
+// measurements, nor are a stamped kernel's (NNTRAIN_RESIDENT_STAMPS set), and bench's only
+// product is times (docs/BENCH.md).
 std::string bench_gpu_problem(const GpuInfo& gpu);
 
 }  // namespace nntrain

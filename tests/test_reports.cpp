@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -223,6 +224,14 @@ TEST_CASE("bench refuses to time a simulated GPU, and only a simulated one", "[b
   const std::string why = bench_gpu_problem(sim);
   CHECK_THAT(why, Catch::Contains("GPGPU-Sim_v4.2.0"));
   CHECK_THAT(why, Catch::Contains("not measurements"));
+  // Nor a stamped kernel (a diagnostic whose clock reads cost time), on any GPU.
+  ::setenv("NNTRAIN_RESIDENT_STAMPS", "s.csv", 1);
+  const std::string stamped = bench_gpu_problem(real);
+  ::unsetenv("NNTRAIN_RESIDENT_STAMPS");
+  CHECK_THAT(stamped, Catch::Contains("NNTRAIN_RESIDENT_STAMPS is set"));
+  ::setenv("NNTRAIN_RESIDENT_STAMPS", "", 1);  // set but empty: off, as the backend reads it
+  CHECK(bench_gpu_problem(real).empty());
+  ::unsetenv("NNTRAIN_RESIDENT_STAMPS");
 }
 
 namespace {
