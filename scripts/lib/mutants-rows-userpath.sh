@@ -162,7 +162,7 @@ mutant review2-init-model-once app/cmd_sweep.cpp '[sweep]' \
   'if (!a.init_model.empty()) (void)load_model(a.init_model);' \
   ';' \
   'sweep: a missing --init-model blamed on grid point 1'
-mutant audit-bench-stamped app/bench_report.cpp '[report]' \
+mutant audit-bench-stamped app/bench_report.cpp '[bench]' \
   'if (const char* stamps = std::getenv("NNTRAIN_RESIDENT_STAMPS"); stamps && *stamps)' \
   'if (const char* stamps = std::getenv("NNTRAIN_RESIDENT_STAMPS"); false && stamps)' \
   'bench: a stamped kernel'"'"'s times (a diagnostic) timed as the path'"'"'s'
