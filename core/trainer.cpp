@@ -341,6 +341,7 @@ RunResult run_training(const BackendRegistry& registry, const Config& cfg, const
   std::vector<RepeatClock> clocks;
   if (stop_requested() && plan.total > 0) r.interrupted = true;  // stopped during the warm-up: nothing trained
   else clocks = run_repeats(*backend, cfg, opt, init, plan, r);
+  r.details = backend->details();  // again, now that it can say how the timed chunks went
   if (plan.total == 0 || r.epochs_timed == 0) r.final_params = backend->params();
   r.train_seconds = median(r.train_seconds_per_repeat);
   if (cfg.train.target_loss) r.target = time_to_target(*cfg.train.target_loss, r.losses, clocks);

@@ -38,17 +38,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // launched without a graph, which is still asynchronous but pays a launch per kernel.
 constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 
-std::vector<Activation> activations_of(const ModelSpec& spec) {
-  std::vector<Activation> acts;
-  for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
-  return acts;
-}
-size_t shared_optin() {
-  int optin = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  return size_t(optin);
-}
-
 FusedV2Plan plan_fused_v2_for(const ModelSpec& spec) {
   int cc_major = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0));
@@ -160,6 +149,7 @@ class GpuBackend final : public Backend {
     tickets_.zero(s);
     launch_reset_state(state_.get(), s);
     adam_ = adam_initial_step();
+    wall_seconds_ = device_seconds_ = 0;  // the busy share is of the chunks since (a repeat's)
     stream_->synchronize();
   }
 
@@ -173,6 +163,7 @@ class GpuBackend final : public Backend {
   double train(int epochs, float* losses) override {
     if (epochs <= 0) return 0.0;
     ensure_loss_capacity(epochs);
+    ensure_table_capacity(epochs);
     cudaStream_t s = stream_->get();
     // Work out (and capture, if new) the graphs before the clock starts.
     const bool graphs = uses_graphs();
@@ -334,12 +325,20 @@ class GpuBackend final : public Backend {
   }
 
   // The resident path's Adam scalars for the next `epochs` epochs, in double on the host.
+  // Growing the table (a cudaMalloc, and a cudaFree that waits for the device) happens
+  // before the clock starts; filling and uploading it is the chunk's work.
+  void ensure_table_capacity(int epochs) {
+    const size_t steps = size_t(epochs) * size_t(steps_per_epoch());
+    if (!res_ || table_.size() >= steps) return;
+    stream_->synchronize();
+    table_ = DeviceBuffer<AdamStep>(steps);
+    table_host_.reserve(steps);
+  }
+
   void stage_resident_table(int epochs) {
     if (!res_) return;
-    const size_t steps = size_t(epochs) * size_t(steps_per_epoch());
-    table_host_.resize(steps);
+    table_host_.resize(size_t(epochs) * size_t(steps_per_epoch()));
     for (AdamStep& a : table_host_) a = adam_ = adam_next_step(adam_, hyper_);
-    if (table_.size() < steps) table_ = DeviceBuffer<AdamStep>(steps);
     table_.upload(table_host_, stream_->get());
   }
 
@@ -441,7 +440,7 @@ class GpuBackend final : public Backend {
   bool res_ = false;  // the resident path: one launch per chunk
   std::string path_why_, graph_kernels_;
   std::string stamps_path_;  // NNTRAIN_RESIDENT_STAMPS ("": off)
-  double wall_seconds_ = 0, device_seconds_ = 0;  // every train() call's: host clock, events
+  double wall_seconds_ = 0, device_seconds_ = 0;  // train() calls since load(): host clock, events
   long fused_launches_ = 0;  // kernel launch calls of the fused paths, ever
   FusedV2Plan v2_plan_;
   ResidentPlan res_plan_;

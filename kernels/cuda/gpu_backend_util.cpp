@@ -7,10 +7,23 @@
 #include <string>
 #include <vector>
 
+#include "cuda_check.hpp"
 #include "errors.hpp"
 #include "fused_v2.hpp"
 
 namespace nntrain::cuda {
+
+std::vector<Activation> activations_of(const ModelSpec& spec) {
+  std::vector<Activation> acts;
+  for (int l = 0; l < spec.layers(); ++l) acts.push_back(spec.activation(l));
+  return acts;
+}
+
+size_t shared_optin() {
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  return size_t(optin);
+}
 
 int exact_threads_from_env() {
   const char* e = std::getenv("NNTRAIN_FUSED_V2_THREADS");

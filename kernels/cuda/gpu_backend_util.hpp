@@ -4,6 +4,11 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+#include <vector>
+
+#include "mlp.hpp"
+
 namespace nntrain::cuda {
 
 // NNTRAIN_FUSED_V2_THREADS=2 or 4 (default 4): threads per sample of the exact-shape v2
@@ -13,6 +18,12 @@ int exact_threads_from_env();
 // NNTRAIN_GPU_PDL=0 turns programmatic dependent launch off (default on where the device has
 // it, compute capability 9.0 and later): a diagnostic, for timing the two side by side.
 bool pdl_from_env();
+
+// Each layer's activation, in order (the launchers' plans take them as a list).
+std::vector<Activation> activations_of(const ModelSpec& spec);
+
+// Device 0's opt-in shared memory per block (bytes).
+size_t shared_optin();
 
 // Kernel nodes of a captured graph, counted by the driver; -1 where the driver API is not
 // there (GPGPU-Sim).
