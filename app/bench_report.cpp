@@ -62,7 +62,7 @@ std::string md_escape(const std::string& text) {
     // A table's '|', and the ASCII punctuation that would make code, emphasis, raw HTML (a
     // '<!--' hides the rest of a GitHub page) or a link: CommonMark reads each escaped one as
     // itself.
-    if (std::string_view("\\|`*_<>[]").find(c) != std::string_view::npos) s += '\\';
+    if (std::string_view("\\|`*_<>[]~&").find(c) != std::string_view::npos) s += '\\';
     s += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
   }
   return s;

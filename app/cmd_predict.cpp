@@ -110,6 +110,9 @@ int cmd_predict(const PredictArgs& a) {
   // A stop (SIGINT/SIGTERM) before the write leaves the output as it was: exit 130, as train.
   if (stop_requested()) return interrupted(a);
   write_output(a.output, csv);
+  if (stop_requested())  // it came while the file was written: that write finished whole
+    fmt::print(stderr, "nntrain: the stop came while {} was written; it is complete\n",
+               a.output == "-" ? "stdout" : a.output);
   fmt::print(stderr, "nntrain: wrote {} predictions to {}\n", d.n, a.output == "-" ? "stdout" : a.output);
   // Finite inputs can still overflow fp32 inside the net (a cell of 3e38 times a weight):
   // the file says nan or inf, and this line says where, so a script's log shows it.

@@ -51,13 +51,16 @@ std::string job_name(const std::string& name) {
   return s;
 }
 
-// One --slurm-arg as one word of an #SBATCH line: sbatch splits a directive at whitespace,
-// ends it at a '#' and reads "..." with backslash escapes (its _get_argument), so a value
-// with any of these is written double-quoted, '"' and '\' escaped ("--comment=a b").
+// One --slurm-arg on an #SBATCH line: sbatch splits a directive at whitespace, ends it at a
+// '#' and reads "..." with backslash escapes inside a word (its _get_argument), so the value
+// after the first '=' is double-quoted where it holds any of these, '"' and '\' escaped
+// (--comment="a b"). Without '=' the option is written as given ("-p gpu": two words, as
+// sbatch has always read it).
 std::string sbatch_word(const std::string& arg) {
-  if (arg.find_first_of(" \t\"'\\#") == std::string::npos) return arg;
-  std::string q = "\"";
-  for (const char c : arg) q += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos || arg.find_first_of(" \t\"'\\#", eq) == std::string::npos) return arg;
+  std::string q = arg.substr(0, eq + 1) + "\"";
+  for (const char c : arg.substr(eq + 1)) q += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
   return q + "\"";
 }
 

@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  if (*predict) g_stop_message = "\nnntrain: stopping; predict writes nothing (signal again to abort now)\n";
+  if (*predict) g_stop_message = "\nnntrain: stopping predict (signal again to abort now)\n";
   install_stop_handler(SIGINT);
   install_stop_handler(SIGTERM);
 

@@ -105,15 +105,38 @@ SweepSpec parse_sweep(const std::string& arg, const std::string& option) {
   return s;
 }
 
+namespace {
+
+// Whether `v` sets the dotted `path` below it: a non-object replaces everything below, an
+// object (merged, RFC 7386) only the keys it names.
+bool sets_path(const nlohmann::json& v, const std::string& path) {
+  if (!v.is_object()) return true;
+  const size_t dot = path.find('.');
+  const std::string head = path.substr(0, dot);
+  if (!v.contains(head)) return false;
+  return dot == std::string::npos || sets_path(v.at(head), path.substr(dot + 1));
+}
+
+}  // namespace
+
 void check_axis_vs_overrides(const SweepSpec& axis, const std::vector<std::string>& overrides,
                              const std::string& option) {
-  const bool all_objects =
-      std::all_of(axis.values.begin(), axis.values.end(), [](const nlohmann::json& v) { return v.is_object(); });
   for (const std::string& o : overrides) {
-    const std::string key = o.substr(0, o.find('='));
-    // The axis's value is applied after the overrides: the same key, or one inside it (unless
-    // every value is an object, which merges), would be replaced at every point.
-    if (key == axis.key || (key.rfind(axis.key + ".", 0) == 0 && !all_objects))
+    const size_t eq = o.find('=');
+    const std::string key = o.substr(0, eq);
+    // The axis's value is applied after the overrides, so the override is lost where a swept
+    // value sets its key (the same key, or one inside the axis's), or where the override's
+    // own object sets the axis's key (one inside the override's).
+    bool lost = key == axis.key;
+    if (key.rfind(axis.key + ".", 0) == 0) {
+      const std::string below = key.substr(axis.key.size() + 1);
+      lost = std::any_of(axis.values.begin(), axis.values.end(),
+                         [&](const nlohmann::json& v) { return sets_path(v, below); });
+    } else if (axis.key.rfind(key + ".", 0) == 0 && eq != std::string::npos) {
+      const nlohmann::json value = nlohmann::json::parse(o.substr(eq + 1), nullptr, false);
+      lost = value.is_object() && sets_path(value, axis.key.substr(key.size() + 1));
+    }
+    if (lost)
       throw UsageError(option + " " + axis.key + ": the override " + o +
                        " sets it too, and every swept value would replace it; drop the override or the sweep");
   }

@@ -28,17 +28,19 @@ void merge_json(json& base, const json& over) {
   }
 }
 
-// RFC 7386 (JSON merge patch): the keys `patch` names are set, a null removes one, an object
-// into an object merges again; the keys it does not name stay.
-void merge_patch(json& base, const json& patch) {
+// RFC 7386 (JSON merge patch), as its pseudocode: the keys `patch` names are set, a null
+// removes one, an object merges into what is there (into {} where that is no object, so a
+// null inside a new section is removed too); the keys it does not name stay.
+json merge_patch(const json& target, const json& patch) {
+  if (!patch.is_object()) return patch;
+  json result = target.is_object() ? target : json::object();
   for (auto it = patch.begin(); it != patch.end(); ++it) {
     if (it.value().is_null())
-      base.erase(it.key());
-    else if (base.contains(it.key()) && base[it.key()].is_object() && it.value().is_object())
-      merge_patch(base[it.key()], it.value());
+      result.erase(it.key());
     else
-      base[it.key()] = it.value();
+      result[it.key()] = merge_patch(result.contains(it.key()) ? result[it.key()] : json(), it.value());
   }
+  return result;
 }
 
 void set_path(json& j, const std::string& dotted, const json& value) {
@@ -56,10 +58,7 @@ void set_path(json& j, const std::string& dotted, const json& value) {
     if (dot == std::string::npos) {
       // `optimizer={"type":"sgd"}` sets the type and keeps the file's lr (it once reset every
       // key it did not name to its default, without a word).
-      if (value.is_object() && cur->contains(key) && (*cur)[key].is_object())
-        merge_patch((*cur)[key], value);
-      else
-        (*cur)[key] = value;
+      (*cur)[key] = merge_patch(cur->contains(key) ? (*cur)[key] : json(), value);
       return;
     }
     cur = &(*cur)[key];

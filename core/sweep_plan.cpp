@@ -186,14 +186,18 @@ std::vector<SweepRow> point_rows(const json& point, const json* summary, const j
     if (!rows.empty()) {
       // A device the run never reached (an earlier one was interrupted or failed): its own
       // row, so the point is not counted finished on the first device's result alone.
-      const bool stopped = summary->value("status", "") == "interrupted";
+      // After a divergence the next device never runs, and a rerun diverges again: that
+      // device's row is the point's result too (point_finished agrees), not "missing".
+      const std::string status = summary->value("status", "");
       for (const auto& d : point.value("devices", json::array())) {
         if (!d.is_string() || std::any_of(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.device == d; }))
           continue;
         SweepRow r = base_row(point, run_info);
         r.device = d.get<std::string>();
-        r.status = stopped ? "interrupted" : "missing";
-        r.note = stopped ? "not run: the stop came before this device" : "not run: an earlier device did not finish";
+        r.status = status == "interrupted" ? "interrupted" : status == "diverged" ? "diverged" : "missing";
+        r.note = status == "interrupted" ? "not run: the stop came before this device"
+                 : status == "diverged"  ? "not run: an earlier device diverged"
+                                         : "not run: an earlier device did not finish";
         rows.push_back(r);
       }
       return rows;

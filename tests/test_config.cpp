@@ -113,6 +113,10 @@ TEST_CASE("overrides: an object merges into its section (RFC 7386), keeping the 
   CHECK(j == json::parse(R"({"a": {"b": {"c": 5, "d": 2}, "e": [3]}})"));
   apply_override(j, "a=7");
   CHECK(j == json::parse(R"({"a": 7})"));
+  // A null inside a section the file lacks is removed too (RFC 7386), not kept as a value.
+  const Config t = load_config(NNTRAIN_SOURCE_DIR "/configs/csv_example.json", {R"(timing={"repeats":3,"warmup_epochs":null})"});
+  CHECK(t.timing.repeats == 3);
+  CHECK(t.timing.warmup_epochs == Config().timing.warmup_epochs);
 }
 
 TEST_CASE("overrides: syntax errors and non-object paths", "[config]") {

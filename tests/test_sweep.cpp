@@ -211,6 +211,17 @@ TEST_CASE("sweep bad grid: a key an override also sets is exit 2 (the grid value
                                         {"optimizer.type=sgd"}, "--grid"));
   CHECK_THROWS_WITH(check_axis_vs_overrides(parse_sweep("optimizer.lr=0.1,0.2", "--grid"), {"optimizer.lr=0.3"}, "--grid"),
                     Catch::Contains("--grid optimizer.lr: the override optimizer.lr=0.3 sets it too"));
+  // ... unless they name it: then it is lost.
+  CHECK_THROWS_WITH(check_axis_vs_overrides(parse_sweep(R"(optimizer={"lr":0.1},{"type":"sgd"})", "--grid"),
+                                            {"optimizer.lr=0.3"}, "--grid"),
+                    Catch::Contains("the override optimizer.lr=0.3 sets it too"));
+  // An override of the section above the axis: lost where its object sets the swept key.
+  CHECK_THROWS_WITH(check_axis_vs_overrides(parse_sweep("optimizer.lr=0.1,0.2", "--grid"), {R"(optimizer={"lr":0.3})"},
+                                            "--grid"),
+                    Catch::Contains("sets it too"));
+  CHECK_NOTHROW(check_axis_vs_overrides(parse_sweep("optimizer.lr=0.1,0.2", "--grid"), {R"(optimizer={"type":"sgd"})"},
+                                        "--grid"));
+  CHECK_NOTHROW(check_axis_vs_overrides(parse_sweep("optimizer.lr=0.1,0.2", "--grid"), {"optimizer.type=sgd"}, "--grid"));
 }
 
 TEST_CASE("sweep: a missing --init-model is said once, not blamed on a grid point", "[sweep][errors]") {

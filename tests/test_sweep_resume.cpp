@@ -97,6 +97,16 @@ TEST_CASE("sweep resume: which points a rerun runs again, by what each left", "[
     CHECK(std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.status != "ok"; }));
   }
   CHECK(point_rows(point, &ok, &ended, "")[0].status == "ok");
+  // --device both whose CPU run diverged: the GPU never ran, and a rerun diverges again. The
+  // resume keeps it, and collect says diverged (exit 4), not missing (exit 5, a resume loop).
+  const json cpu_diverged = summary("diverged", json::array({run("cpu", "diverged", 40)}));
+  CHECK(point_finished(&cpu_diverged, 2));
+  const auto div_rows = point_rows(point2, &cpu_diverged, &ended, "");
+  REQUIRE(div_rows.size() == 2);
+  CHECK(div_rows[1].device == "gpu");
+  CHECK(div_rows[1].status == "diverged");
+  CHECK(div_rows[1].note == "not run: an earlier device diverged");
+  CHECK(make_table({"k"}, div_rows).exit_code == 4);
   const json status_only = {{"status", "ok"}};
   CHECK(point_rows(point, &status_only, &ended, "")[0].note == "exited with code 0 and a summary.json without its runs");
   // A point the launcher SIGKILLed after a second signal: interrupted, with why.
@@ -233,10 +243,13 @@ TEST_CASE("sweep slurm: the batch script, submission and a resubmission of the u
     CHECK(run_nntrain(args + " --slurm-arg=" + banned).exit_code == 2);
   }
   CHECK(run_nntrain(args + " --slurm-arg=--open-mode=append --dry-run").exit_code == 0);
-  // A value with a space, a quote or a '#' is one double-quoted word, as sbatch reads
+  // A value after '=' with a space, a quote or a '#' is double-quoted, as sbatch reads
   // "..." with backslash escapes (written out by hand; unquoted, sbatch split it at the space).
   CHECK(run_nntrain(args + R"( --slurm-arg='--comment=a b "c" #1' --dry-run)").exit_code == 0);
-  CHECK_THAT(slurp(out + "/sweep.sbatch"), Catch::Contains("\n#SBATCH \"--comment=a b \\\"c\\\" #1\"\n"));
+  CHECK_THAT(slurp(out + "/sweep.sbatch"), Catch::Contains("\n#SBATCH --comment=\"a b \\\"c\\\" #1\"\n"));
+  // Without '=', as given: sbatch reads "-p gpu" as the option and its value.
+  CHECK(run_nntrain(args + " --slurm-arg='-p gpu' --dry-run").exit_code == 0);
+  CHECK_THAT(slurp(out + "/sweep.sbatch"), Catch::Contains("\n#SBATCH -p gpu\n"));
   fs::remove_all(out);
   fs::remove_all(bin);
 }

@@ -83,9 +83,9 @@ for ((r = 1; r <= rounds; r++)); do
               --out "$out/run" --threads "$th" train.epochs="$e" timing.repeats="$reps" timing.warmup_epochs="$e" "${args[@]}")
         python3 -c 'import json,sys; j=json.loads(sys.argv[1]); r=j["runs"][0] if "runs" in j else j
 steps=r["epochs"]*(-(-40000//int(sys.argv[5])) if sys.argv[5]!="0" else 1)
-print(json.dumps({"round":int(sys.argv[2]),"bin":int(sys.argv[3]),"kind":"train","batch":sys.argv[4],"threads":r["threads"],
+print(json.dumps({"round":int(sys.argv[2]),"bin":int(sys.argv[3]),"kind":"train","batch":sys.argv[4],"threads":int(sys.argv[6]),"busy":r["threads"],
   "us_per_step":1e6*min(r.get("train_seconds_repeats",[r["train_seconds"]]))/steps,"final_loss":r["final_loss"],"details":r.get("details","")}))' \
-          "$j" "$r" "$i" "$b" "$( [[ $b == full ]] && echo 0 || echo "${b%s}")" >>"$out/threads.jsonl"
+          "$j" "$r" "$i" "$b" "$( [[ $b == full ]] && echo 0 || echo "${b%s}")" "$th" >>"$out/threads.jsonl"
       done
     done
   done

@@ -218,7 +218,7 @@ done
 # 4. The CPU next to the GPU (PROFILE_CPU=0 skips it).
 if [ "${PROFILE_CPU:-1}" != 0 ]; then
   N=$(nproc)
-  TH=1; t=2; while ((t < N)); do TH=$TH,$t; t=$((t * 2)); done; TH=$TH,$N
+  TH=1; t=2; while ((t < N)); do TH=$TH,$t; t=$((t * 2)); done; ((N > 1)) && TH=$TH,$N  # (a value twice is refused)
   for grid in 200 500; do
     step "cpu: threads $TH, grid $grid" "cpu_threads_$grid.log" 90 "$NN" bench --config configs/peaks.json \
       --device cpu --reps 3 --sweep cpu.threads=$TH --export-markdown "$W/cpu_threads_$grid.md" \

@@ -35,11 +35,11 @@ mutant preflight-batch-heldout app/preflight.cpp '[bad_input]' \
 
 # --- bench's Markdown page (app/bench_report.cpp) -------------------------------------------
 mutant md-escape-pipe app/bench_report.cpp '[report]' \
-  'std::string_view("\\|`*_<>[]")' \
-  'std::string_view("\\`*_<>[]")' \
+  'std::string_view("\\|`*_<>[]~&")' \
+  'std::string_view("\\`*_<>[]~&")' \
   'bench Markdown: a | in a swept value splits its cell'
 mutant md-escape-markup app/bench_report.cpp '[report]' \
-  'std::string_view("\\|`*_<>[]")' \
+  'std::string_view("\\|`*_<>[]~&")' \
   'std::string_view("\\|")' \
   'bench Markdown: a name with <!-- hides the rest of a GitHub page (backticks, *, [ ] read as markup)'
 mutant md-escape-control app/bench_report.cpp '[report]' \
@@ -77,8 +77,8 @@ mutant predict-overflow-warning app/cmd_predict.cpp '[predict]' \
 # taken before the runs, spread repeats in train, simulated times marked everywhere, bench's
 # samples with a held-out split ----------------------------------------------------------------
 mutant audit-speedup-unfinished app/report.cpp '[report]' \
-  'if (r->status() != "ok")' \
-  'if (false)' \
+  'if (r->diverged_epoch || r->epochs_timed < r->epochs_requested || r->train_seconds_per_repeat.empty())' \
+  'if (r->diverged_epoch)' \
   'train: a speed-up from a GPU run that stopped after 1 of 4 epochs (16x claimed)'
 mutant audit-context-now app/report.cpp '[report]' \
   'j["context"] = context.is_object() && !context.empty() ? context : run_context(nullptr);' \
@@ -119,8 +119,8 @@ mutant review2-threads-busy kernels/cpu/cpu_fast.cpp '[fast]' \
   'if (chunks == 1) return threads_;' \
   'reports: a 16-thread pool that ran batches of 100 samples on 1 thread labelled "16 threads"'
 mutant review2-override-merge core/config.cpp '[config]' \
-  'if (value.is_object() && cur->contains(key) && (*cur)[key].is_object())' \
-  'if (false)' \
+  '(*cur)[key] = merge_patch(cur->contains(key) ? (*cur)[key] : json(), value);' \
+  '(*cur)[key] = value;' \
   'overrides: optimizer={"type":"sgd"} resets the file'"'"'s lr to the default without a word'
 mutant review2-resume-partial core/sweep_plan.cpp '[sweep]' \
   'if (runs.empty() || !std::all_of(runs.begin(), runs.end(), [](const json& r) { return r.is_object(); })) return false;' \
@@ -135,8 +135,8 @@ mutant review2-slurm-quote app/cmd_sweep_slurm.cpp '[slurm]' \
   's += "#SBATCH " + arg + "\n";' \
   'sweep slurm: --slurm-arg="--comment=a b" written unquoted (sbatch splits it at the space)'
 mutant review2-axis-override core/bench_stats.cpp '[sweep]' \
-  'if (key == axis.key || (key.rfind(axis.key + ".", 0) == 0 && !all_objects))' \
-  'if (false)' \
+  'bool lost = key == axis.key;' \
+  'bool lost = false;' \
   'sweep --grid seed=1,2 seed=5: the override dropped without a word'
 mutant review2-value-twice core/bench_stats.cpp '[sweep]' \
   'if (s.values[k] == v)' \
@@ -166,3 +166,11 @@ mutant audit-bench-stamped app/bench_report.cpp '[bench]' \
   'if (const char* stamps = std::getenv("NNTRAIN_RESIDENT_STAMPS"); stamps && *stamps)' \
   'if (const char* stamps = std::getenv("NNTRAIN_RESIDENT_STAMPS"); false && stamps)' \
   'bench: a stamped kernel'"'"'s times (a diagnostic) timed as the path'"'"'s'
+mutant review2-axis-parent-override core/bench_stats.cpp '[sweep]' \
+  'lost = value.is_object() && sets_path(value, axis.key.substr(key.size() + 1));' \
+  'lost = false;' \
+  'sweep --grid optimizer.lr=... with optimizer={"lr":0.3}: the override'"'"'s lr dropped without a word'
+mutant review2-resume-diverged-both core/sweep_plan.cpp '[sweep]' \
+  'r.status = status == "interrupted" ? "interrupted" : status == "diverged" ? "diverged" : "missing";' \
+  'r.status = status == "interrupted" ? "interrupted" : "missing";' \
+  'sweep collect: a --device both point whose CPU diverged reads missing (exit 5, a resume that runs nothing)'
