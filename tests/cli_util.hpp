@@ -18,6 +18,18 @@ struct RunOutput {
   std::string out, err;
 };
 
+// What `print(FILE*)` writes, as text (the reports' console printers, in-process).
+template <class Print>
+std::string printed_by(Print print) {
+  std::FILE* f = std::tmpfile();
+  print(f);
+  std::rewind(f);
+  std::string s;
+  for (int c; (c = std::fgetc(f)) != EOF;) s += char(c);
+  std::fclose(f);
+  return s;
+}
+
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

@@ -24,6 +24,7 @@
 
 using namespace nntrain;
 using nlohmann::json;
+using testutil::printed_by;
 
 TEST_CASE("bench refuses to time a simulated GPU, and only a simulated one", "[bench][gpusim]") {
   GpuInfo real;
@@ -47,18 +48,6 @@ TEST_CASE("bench refuses to time a simulated GPU, and only a simulated one", "[b
 }
 
 namespace {
-
-// What `print` writes to a stream, as text.
-template <class Print>
-std::string printed_by(Print print) {
-  std::FILE* f = std::tmpfile();
-  print(f);
-  std::rewind(f);
-  std::string s;
-  for (int c; (c = std::fgetc(f)) != EOF;) s += char(c);
-  std::fclose(f);
-  return s;
-}
 
 std::string console_of(const BenchReport& r) {
   return printed_by([&](std::FILE* f) { print_bench(f, r, false); });

@@ -19,6 +19,7 @@
 
 using namespace nntrain;
 using nlohmann::json;
+using testutil::printed_by;
 
 namespace {
 
@@ -33,18 +34,6 @@ RunResult fake_run(Device d, double seconds, bool simulated) {
   r.train_seconds = seconds;
   r.simulated = simulated;
   return r;
-}
-
-// What `print` writes to a stream, as text.
-template <class Print>
-std::string printed_by(Print print) {
-  std::FILE* f = std::tmpfile();
-  print(f);
-  std::rewind(f);
-  std::string s;
-  for (int c; (c = std::fgetc(f)) != EOF;) s += char(c);
-  std::fclose(f);
-  return s;
 }
 
 std::string printed(const Config& cfg, const std::vector<RunResult>& runs) {
