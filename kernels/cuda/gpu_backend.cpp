@@ -148,8 +148,8 @@ class GpuBackend final : public Backend {
     v_.zero(s);
     tickets_.zero(s);
     launch_reset_state(state_.get(), s);
-    adam_ = adam_initial_step();
     wall_seconds_ = device_seconds_ = 0;  // the busy share is of the chunks since (a repeat's)
+    adam_ = adam_initial_step();
     stream_->synchronize();
   }
 
