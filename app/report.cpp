@@ -85,7 +85,7 @@ static std::string speedup_withheld(const RunResult* cpu, const RunResult* gpu) 
     if (r->diverged_epoch || r->epochs_timed < r->epochs_requested || r->train_seconds_per_repeat.empty())
       return fmt::format("the {} run {}: its time does not cover the {} epochs the other's does", to_string(r->device),
                          r->diverged_epoch ? "diverged" : "was interrupted", r->epochs_requested);
-  if (!(gpu->train_seconds > 0)) return "the GPU's time read 0";
+  if (!(gpu->train_seconds > 0)) return gpu->epochs_requested == 0 ? "no epoch was trained" : "the GPU's time read 0";
   return "";
 }
 

@@ -324,9 +324,8 @@ class GpuBackend final : public Backend {
     return d;
   }
 
-  // The resident path's Adam scalars for the next `epochs` epochs, in double on the host.
-  // Growing the table (a cudaMalloc, and a cudaFree that waits for the device) happens
-  // before the clock starts; filling and uploading it is the chunk's work.
+  // Growing the resident path's step table (a cudaMalloc, and a cudaFree that waits for the
+  // device) happens before the clock starts; filling and uploading it is the chunk's work.
   void ensure_table_capacity(int epochs) {
     const size_t steps = size_t(epochs) * size_t(steps_per_epoch());
     if (!res_ || table_.size() >= steps) return;
@@ -335,6 +334,7 @@ class GpuBackend final : public Backend {
     table_host_.reserve(steps);
   }
 
+  // The resident path's Adam scalars for the next `epochs` epochs, in double on the host.
   void stage_resident_table(int epochs) {
     if (!res_) return;
     table_host_.resize(size_t(epochs) * size_t(steps_per_epoch()));
