@@ -107,6 +107,7 @@ class GpuBackend final : public Backend {
     m_.zero(stream_->get());
     v_.zero(stream_->get());
     launch_reset_state(state_.get(), stream_->get());
+    ensure_table_capacity(1);
     stage_resident_table(1);
     enqueue_epochs(1);
     stamps_.zero(stream_->get());  // the stamps count every step after this one
