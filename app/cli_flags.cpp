@@ -205,4 +205,16 @@ std::vector<std::string> config_flag_keys(const ConfigFlagValues& v) {
   return out;
 }
 
+std::string blame_flag(const std::string& message, const std::vector<std::string>& flag_keys) {
+  static const std::string kPrefix = "config /";
+  const size_t colon = message.find(": ");
+  if (message.rfind(kPrefix, 0) != 0 || colon == std::string::npos) return message;
+  std::string key = message.substr(kPrefix.size(), colon - kPrefix.size());
+  std::replace(key.begin(), key.end(), '/', '.');
+  if (std::find(flag_keys.begin(), flag_keys.end(), key) == flag_keys.end()) return message;
+  for (const ConfigFlag& f : config_flags())
+    if (key == f.key) return std::string(f.flag) + " (" + message.substr(0, colon) + ")" + message.substr(colon);
+  return message;
+}
+
 }  // namespace nntrain

@@ -46,4 +46,10 @@ std::vector<std::string> config_flag_overrides(const ConfigFlagValues& values);
 // The config keys the given flags set (for bench's "a flag would override the sweep" check).
 std::vector<std::string> config_flag_keys(const ConfigFlagValues& values);
 
+// A config error ("config /cpu/threads: value 2000 ...") about a key that one of the given
+// flags set names that flag first ("--threads (config /cpu/threads): value 2000 ..."): the
+// flag's value is the one refused (flags are applied last), and the user typed the flag, not
+// the key. Any other message is returned as is.
+std::string blame_flag(const std::string& message, const std::vector<std::string>& flag_keys);
+
 }  // namespace nntrain

@@ -3,17 +3,18 @@
 
 #include <new>
 
+#include "cli_flags.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
 #include "sysinfo.hpp"
 
 namespace nntrain {
 
-int guarded(const std::function<int()>& body) {
+int guarded(const std::function<int()>& body, const std::vector<std::string>& flag_keys) {
   try {
     return body();
   } catch (const UsageError& e) {
-    fmt::print(stderr, "nntrain: error: {}\n", e.what());
+    fmt::print(stderr, "nntrain: error: {}\n", blame_flag(e.what(), flag_keys));
     return kExitUsage;
   } catch (const DeviceUnavailable& e) {
     fmt::print(stderr, "nntrain: error: {}\n", e.what());

@@ -77,8 +77,9 @@ int cmd_predict(const PredictArgs& a);
 int cmd_info();
 
 // Runs `body`, turning exceptions into a one-line "nntrain: error: ..." on stderr and the
-// documented exit code (docs/DESIGN.md §5).
-int guarded(const std::function<int()>& body);
+// documented exit code (docs/DESIGN.md §5). A config error about a key that a flag in
+// `flag_keys` set names the flag (blame_flag, app/cli_flags.hpp).
+int guarded(const std::function<int()>& body, const std::vector<std::string>& flag_keys = {});
 
 std::string nntrain_version_string();
 

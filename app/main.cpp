@@ -221,11 +221,15 @@ int main(int argc, char** argv) {
   sa.flag_keys = config_flag_keys(sweep_flags);
   sa.jobs_set = sweep->count("--jobs") > 0;
 
-  return guarded([&] {
-    if (*info) return cmd_info();
-    if (*predict) return cmd_predict(pa);
-    if (*bench) return cmd_bench(ba);
-    if (*sweep) return cmd_sweep(sa);
-    return cmd_train(ta);
-  });
+  const std::vector<std::string> flag_keys =
+      *bench ? ba.flag_keys : *sweep ? sa.flag_keys : config_flag_keys(train_flags);
+  return guarded(
+      [&] {
+        if (*info) return cmd_info();
+        if (*predict) return cmd_predict(pa);
+        if (*bench) return cmd_bench(ba);
+        if (*sweep) return cmd_sweep(sa);
+        return cmd_train(ta);
+      },
+      flag_keys);
 }

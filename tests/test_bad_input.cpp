@@ -357,19 +357,24 @@ TEST_CASE("bad input matrix: config file path, overrides and flags", "[bad_input
       {"override_empty_component", "", "train..epochs=5", {"empty component"}},
       {"override_through_number", "", "train.epochs=5 train.epochs.x=1", {"/train/epochs", "not an object"}},
       {"override_null", "", "optimizer.lr=null", {"/optimizer/lr", "null"}},
-      {"flag_epochs_negative", "", "--epochs -5", {"/train/epochs", "-5"}},
+      {"flag_epochs_negative", "", "--epochs -5", {"--epochs (config /train/epochs)", "-5"}},
       {"flag_epochs_word", "", "--epochs many", {"--epochs"}},
       // The value as typed, not as CLI11 would convert it (-1 wrapped to 2^64 - 1, 1e20 clamped).
       {"flag_seed_negative", "", "--seed -1", {"--seed", "value -1 is out of range"}},
       {"flag_epochs_beyond_2p64", "", "--epochs 99999999999999999999", {"--epochs", "99999999999999999999", "out of range"}},
       {"flag_epochs_fraction", "", "--epochs 2.5", {"--epochs", "2.5", "not an integer"}},
       {"flag_batch_beyond_int", "", "--batch-size 99999999999", {"/train/batch_size", "out of range"}},
-      {"flag_lr_zero", "", "--lr 0", {"/optimizer/lr"}},
+      {"flag_lr_zero", "", "--lr 0", {"--lr (config /optimizer/lr)"}},
       // > 0, but 0 in the fp32 update (1e-50), or flushed to 0 there (1e-40, subnormal).
       {"flag_lr_zero_in_fp32", "", "--lr 1e-50", {"/optimizer/lr", "1e-50", "below float32's smallest normal"}},
       {"flag_lr_subnormal", "", "--lr 1e-40", {"/optimizer/lr", "1e-40", "below float32's smallest normal"}},
       {"flag_device", "", "--device tpu", {"--device", "tpu"}},
-      {"flag_threads", "", "--threads 5000", {"/cpu/threads"}},
+      // A config error on a key a flag set names the flag the user typed, then the key; the
+      // same error from an override names the key alone.
+      {"flag_threads", "", "--threads 5000", {"error: --threads (config /cpu/threads): value 5000 is out of range"}},
+      {"flag_threads_over_override", "", "cpu.threads=4 --threads 5000", {"error: --threads (config /cpu/threads)", "5000"}},
+      {"override_threads", "", "cpu.threads=5000 --epochs 3", {"error: config /cpu/threads: value 5000"}},
+      {"flag_batch_vs_data", "", "--batch-size 50000", {"error: --batch-size (config /train/batch_size): 50000 is larger"}},
       {"flag_unknown", "", "--epochz 5", {"--epochz"}},
   };
   run_cases(cases, root);

@@ -229,6 +229,16 @@ TEST_CASE("bench with a bad sweep value exits 2 naming it and writes no file", "
   const auto dev = run_nntrain("bench --config configs/peaks.json --devices cpu --sweep device=cpu,gpu");
   CHECK(dev.exit_code == 2);
   CHECK_THAT(dev.err, Catch::Contains("--devices"));
+  // A flag's bad value: the flag named first, within the point; the same value as an override: the key.
+  const auto flag = run_nntrain("bench --config configs/peaks.json --devices cpu --sweep seed=1,2 --threads 5000");
+  CHECK(flag.exit_code == 2);
+  CHECK_THAT(flag.err, Catch::Contains("(\"1\") is invalid: --threads (config /cpu/threads): value 5000"));
+  const auto key = run_nntrain("bench --config configs/peaks.json --devices cpu --warmup 1 cpu.threads=5000");
+  CHECK(key.exit_code == 2);
+  CHECK_THAT(key.err, Catch::Contains("error: config /cpu/threads: value 5000"));
+  const auto no_sweep = run_nntrain("bench --config configs/peaks.json --devices cpu --warmup 1 --threads 5000");
+  CHECK(no_sweep.exit_code == 2);
+  CHECK_THAT(no_sweep.err, Catch::Contains("error: --threads (config /cpu/threads): value 5000"));
   const auto bad_dev = run_nntrain("bench --config configs/peaks.json --devices cpu,tpu");
   CHECK(bad_dev.exit_code == 2);
   CHECK_THAT(bad_dev.err, Catch::Contains("tpu"));

@@ -200,6 +200,12 @@ TEST_CASE("sweep bad grid: a duplicate key is exit 2", "[sweep][errors]") {
   check_bad_grid("--grid optimizer.lr=0.1 --grid optimizer.lr=0.2", "--grid optimizer.lr is given twice");
 }
 
+TEST_CASE("sweep bad grid: a flag's bad value names the flag within the point", "[sweep][errors]") {
+  check_bad_grid("--grid seed=1,2 --threads 5000",
+                 "point 1 of 2 (seed=1) is invalid: --threads (config /cpu/threads): value 5000 is out of range");
+  check_bad_grid("--grid seed=1,2 cpu.threads=5000", "point 1 of 2 (seed=1) is invalid: config /cpu/threads: value 5000");
+}
+
 TEST_CASE("sweep bad grid: a key a flag also sets is exit 2", "[sweep][errors]") {
   check_bad_grid("--lr 0.1 --grid optimizer.lr=0.1,0.2", "also set by a flag");
 }

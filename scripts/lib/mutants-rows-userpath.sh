@@ -174,3 +174,15 @@ mutant review2-resume-diverged-both core/sweep_plan.cpp '[sweep]' \
   'r.status = status == "interrupted" ? "interrupted" : status == "diverged" ? "diverged" : "missing";' \
   'r.status = status == "interrupted" ? "interrupted" : "missing";' \
   'sweep collect: a --device both point whose CPU diverged reads missing (exit 5, a resume that runs nothing)'
+mutant s33-blame-flag app/cli_flags.cpp '[bad_input]' \
+  'if (std::find(flag_keys.begin(), flag_keys.end(), key) == flag_keys.end()) return message;' \
+  'if (true) return message;' \
+  'train --threads 5000: the error names config /cpu/threads, a key the user never typed'
+mutant s33-blame-override app/cli_flags.cpp '[bad_input]' \
+  'if (std::find(flag_keys.begin(), flag_keys.end(), key) == flag_keys.end()) return message;' \
+  ';' \
+  'train cpu.threads=5000 --epochs 3: the error blames --threads, a flag the user never gave'
+mutant s33-blame-sweep-point app/cmd_sweep.cpp '[sweep]' \
+  'blame_flag(e.what(), a.flag_keys)));' \
+  'e.what()));' \
+  'sweep --threads 5000: the point'"'"'s error names config /cpu/threads, not the flag'
