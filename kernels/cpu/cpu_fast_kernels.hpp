@@ -21,9 +21,11 @@
 
 namespace nntrain::fast {
 
-// Tiles are a multiple of this many samples: 16 lanes × 4 vectors (the widest kernel's
-// register block), so no kernel needs a remainder loop over samples.
-constexpr int kTileQuantum = 64;
+// Tiles are a multiple of this many samples: one gradient accumulator (kAccLanes), so a
+// batch of 16 or 100 samples computes 16 or 112, not 64 or 128 (until 2026-11-30 the
+// quantum was 64, the widest register block's, and small batches paid for up to 48 padding
+// samples a step). Kernels with blocks of several vectors end a tile in blocks of one.
+constexpr int kTileQuantum = 16;
 
 // Floats per gradient accumulator, on every ISA: sample s of a tile adds into lane s % 16,
 // in tile order, and the 16 lanes are summed in one halving tree (lane j + lane j+8, then

@@ -328,3 +328,13 @@ mutant model-save-transposed core/model_io.cpp '[model]' \
   'os << (c ? ", " : "") << W[size_t(r) * in + c];' \
   'os << (c ? ", " : "") << W[size_t(c) * out + r];' \
   'model.json: W written column-major'
+# Tiles of whole 16-sample vectors (kTileQuantum, 2026-11-30): the kernels with blocks of
+# several vectors end a tile that is not a whole number of blocks in blocks of one.
+mutant tile-end-blocks kernels/cpu/cpu_fast_kernels_forward.inc '[fast],[isa],[kernels]' \
+  'if (c < T) mv_block<R, BACK, ACT, 1>(M, rs, ks, init, K, In, ldin, Out, T, r0, Dv, c);' \
+  ';' \
+  'fast kernels: an AVX-512 tile of 112 samples leaves its last 48 columns uncomputed (blocks of 4 vectors)'
+mutant tile-end-wide-forward kernels/cpu/cpu_fast_kernels_fused.inc '[fast],[isa],[kernels]' \
+  'const bool wide = a.cols >= 2 && a.T % (kFwdColsMax * LANES) == 0;' \
+  'const bool wide = a.cols >= 2;' \
+  'fast kernels: the fused forward in blocks of 2 vectors runs past a tile of an odd number of vectors'
