@@ -56,11 +56,13 @@ BackendProbe probe_gpu() {
 
 std::string gpu_fits(const BackendOptions& opt) { return gpu_path_problem(opt.spec, opt.gpu_path); }
 
+std::string fast_fits(const BackendOptions&) { return fast_cpu_env_problem(); }
+
 }  // namespace
 
 const BackendRegistry& backend_registry() {
   static const BackendRegistry kRegistry = {
-      {Device::cpu, to_string(CpuBackendKind::fast), make_fast, probe_fast},
+      {Device::cpu, to_string(CpuBackendKind::fast), make_fast, probe_fast, fast_fits},
       {Device::cpu, to_string(CpuBackendKind::reference), make_cpu_reference_backend},
       {Device::gpu, "cuda", make_gpu_backend, probe_gpu, gpu_fits},
   };

@@ -158,7 +158,7 @@ bool first_word_ok(int argc, char** argv) {
   if (const auto near = nearest(word, commands)) hint = " (did you mean \"" + *near + "\"?)";
   if (word.size() > 5 && word.compare(word.size() - 5, 5, ".json") == 0)
     hint = " (a config file is given as --config " + word + ")";
-  fmt::print(stderr, "nntrain: unknown command \"{}\"{}; the commands are train (the default), bench, sweep, "
+  fmt::print(stderr, "nntrain: error: unknown command \"{}\"{}; the commands are train (the default), bench, sweep, "
                      "predict and info\nRun 'nntrain --help' for usage.\n",
              argv[1], hint);
   return false;

@@ -65,9 +65,10 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model) {
 }
 
 void check_gpu_path(const BackendRegistry& registry, const Config& cfg) {
-  // Only the GPU entry has a fits check today: the network against the chosen path's limits,
-  // and a diagnostic variable asked of a path it does not apply to (its message names the
-  // variable and what it needs; "use auto or cublas" would not help it).
+  // The fits checks: the GPU's, the network against the chosen path's limits and a diagnostic
+  // variable asked of a path it does not apply to; the fast CPU backend's, its NNTRAIN_FAST_*
+  // variables. A variable's message names it and what it needs ("use auto or cublas" would
+  // not help it).
   for (const Device d : cfg.devices()) {
     const std::string why = backend_fit_problem(find_backend(registry, d, cfg.cpu.backend), backend_options(cfg, d));
     if (why.empty()) continue;

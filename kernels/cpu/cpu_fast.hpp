@@ -54,4 +54,9 @@ std::vector<std::string> fast_cpu_isas();
 // Whether this binary was built with OpenBLAS.
 bool fast_cpu_has_blas();
 
+// Why the NNTRAIN_FAST_* variables (docs/CONFIG.md) would stop a fast backend from being
+// made, naming the variable; "" when they would not. The registry's fits check: a bad value
+// is exit 2 before a run folder exists, not after.
+std::string fast_cpu_env_problem();
+
 }  // namespace nntrain

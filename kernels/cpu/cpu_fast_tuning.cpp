@@ -122,3 +122,18 @@ std::string describe(const FastSettings& s) {
 }
 
 }  // namespace nntrain::fast
+
+namespace nntrain {
+
+std::string fast_cpu_env_problem() {
+  try {
+    (void)fast::resolve_settings(FastCpuTuning{});
+  } catch (const UsageError& e) {
+    const std::string why = e.what();
+    // (Only the variable can make the "auto" instruction set unavailable.)
+    return why.rfind("NNTRAIN_", 0) == 0 ? why : "NNTRAIN_FAST_ISA: " + why;
+  }
+  return "";
+}
+
+}  // namespace nntrain
