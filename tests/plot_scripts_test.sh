@@ -37,6 +37,9 @@ for s in plot_loss plot_surface plot_crossover; do
   grep -q "^$s.py — " "$work/help.txt" || { echo "FAIL: $s.py --help does not show its docstring"; exit 1; }
   if grep -q "exec python3" "$work/help.txt"; then echo "FAIL: $s.py --help shows the launcher line"; exit 1; fi
 done
+# The PyTorch peer has the same launcher line (its --help needs no torch).
+scripts/bench/torch_peer.py --help >"$work/help.txt"
+grep -q "^torch_peer.py — " "$work/help.txt" || { echo "FAIL: torch_peer.py --help does not show its docstring"; exit 1; }
 scripts/plot/plot_surface.py "$work/run" -o "$work/surface.png"
 scripts/plot/plot_crossover.py "$work/bench.json" -o "$work/crossover.png"
 # A CPU and GPU bench (GPU times invented from the CPU's, halved at the largest size) so

@@ -1,6 +1,8 @@
 #!/bin/sh
 ''''true; for p in /usr/bin/python3 python3; do "$p" -c "import torch" 2>/dev/null && exec "$p" "$0" "$@"; done; exec python3 "$0" "$@" # '''
-"""torch_peer.py — nntrain's experiments in PyTorch, from the same initial weights: the peer
+# (The trampoline line above is the module's first string, so its docstring; the real one is
+# assigned to __doc__, which argparse's --help shows.)
+__doc__ = """torch_peer.py — nntrain's experiments in PyTorch, from the same initial weights: the peer
 that nntrain's CPU and GPU figures are compared with. One script, three uses:
 
 Compare with a run (loss curves and times):
