@@ -21,6 +21,8 @@ std::unique_ptr<Backend> make_fast(const Dataset& data, const BackendOptions& op
 
 BackendProbe probe_fast() {
   BackendProbe p;
+  p.reason = fast_cpu_isa_problem();
+  p.available = p.reason.empty();
   const std::vector<std::string> isas = fast_cpu_isas();
   p.info.emplace_back("cpu-fast", fmt::format("kernels {} (this CPU can run: {}), {}", isas.front(),
                                               fmt::join(isas, ", "),

@@ -205,8 +205,10 @@ std::vector<std::string> config_flag_keys(const ConfigFlagValues& v) {
   return out;
 }
 
-std::string blame_flag(const std::string& message, const std::vector<std::string>& flag_keys) {
+std::string blame_flag(const UsageError& error, const std::vector<std::string>& flag_keys) {
   static const std::string kPrefix = "config /";
+  const std::string message = error.what();
+  if (dynamic_cast<const ConfigFileError*>(&error)) return message;
   const size_t colon = message.find(": ");
   if (message.rfind(kPrefix, 0) != 0 || colon == std::string::npos) return message;
   std::string key = message.substr(kPrefix.size(), colon - kPrefix.size());

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
+
 namespace nntrain {
 
 // Which subcommands declare a row: train (and sweep, whose points are train runs), bench.
@@ -49,7 +51,8 @@ std::vector<std::string> config_flag_keys(const ConfigFlagValues& values);
 // A config error ("config /cpu/threads: value 2000 ...") about a key that one of the given
 // flags set names that flag first ("--threads (config /cpu/threads): value 2000 ..."): the
 // flag's value is the one refused (flags are applied last), and the user typed the flag, not
-// the key. Any other message is returned as is.
-std::string blame_flag(const std::string& message, const std::vector<std::string>& flag_keys);
+// the key. Any other error's message is returned as is, a ConfigFileError's too (the file's
+// own value was refused, whatever the flag says).
+std::string blame_flag(const UsageError& error, const std::vector<std::string>& flag_keys);
 
 }  // namespace nntrain

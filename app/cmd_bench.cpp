@@ -144,7 +144,7 @@ BenchPlan validate_all(const BenchArgs& a) {
     } catch (const UsageError& e) {
       if (!plan.sweep) throw;
       throw UsageError(fmt::format("--sweep {}: value {} of {} (\"{}\") is invalid: {}", plan.sweep->key, i + 1,
-                                   n_points, plan.sweep->texts[i], blame_flag(e.what(), flag_keys)));
+                                   n_points, plan.sweep->texts[i], blame_flag(e, flag_keys)));
     }
   }
   resolve_devices(plan);

@@ -14,7 +14,7 @@ int guarded(const std::function<int()>& body, const std::vector<std::string>& fl
   try {
     return body();
   } catch (const UsageError& e) {
-    fmt::print(stderr, "nntrain: error: {}\n", blame_flag(e.what(), flag_keys));
+    fmt::print(stderr, "nntrain: error: {}\n", blame_flag(e, flag_keys));
     return kExitUsage;
   } catch (const DeviceUnavailable& e) {
     fmt::print(stderr, "nntrain: error: {}\n", e.what());

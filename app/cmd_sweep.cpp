@@ -149,7 +149,7 @@ json plan_points(const SweepArgs& a, const std::vector<SweepSpec>& axes, std::ve
         if (std::string why = drop_missing_gpu(backend_registry(), configs.back()); !why.empty()) gpu_not_run = why;
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("--grid: point {} of {} ({}) is invalid: {}", i + 1, at.size(), label,
-                                   blame_flag(e.what(), a.flag_keys)));
+                                   blame_flag(e, a.flag_keys)));
     }
     json values = json::array(), devices = json::array();
     for (size_t k = 0; k < axes.size(); ++k) values.push_back(axes[k].values[at[i][k]]);

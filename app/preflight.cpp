@@ -98,6 +98,9 @@ void require_devices(const BackendRegistry& registry, const Config& cfg, const s
   for (const Device d : cfg.devices()) {
     const std::string why = unusable_reason(registry, d, cfg.cpu.backend);
     if (why.empty()) continue;
+    // A CPU is always there: what its backend's probe refuses is a setting (NNTRAIN_FAST_ISA
+    // naming an instruction set this CPU lacks), bad usage, exit 2.
+    if (d == Device::cpu) throw UsageError(why);
     throw DeviceUnavailable(what + ": " + why + (d == Device::gpu ? std::string("; ") + kCpuHalfHint : ""));
   }
 }

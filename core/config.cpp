@@ -369,7 +369,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     (void)config_from_json(j, dir);
   } catch (const UsageError& e) {
     if (overrides.empty()) throw;
-    throw UsageError(std::string(e.what()) + " (in " + path + " as written, before overrides)");
+    throw ConfigFileError(std::string(e.what()) + " (in " + path + " as written, before overrides)");
   }
   if (overrides.empty()) return config_from_json(j, dir);
   for (const auto& o : overrides) apply_override(j, o);

@@ -36,6 +36,12 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A value of the config file itself refused (load_config checks the file as written, before
+// any override or flag): no flag is to blame (app/cli_flags.hpp, blame_flag).
+struct ConfigFileError : UsageError {
+  using UsageError::UsageError;
+};
+
 // The requested device cannot be used (no GPU, no driver, CPU-only build).
 struct DeviceUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -375,6 +375,9 @@ TEST_CASE("bad input matrix: config file path, overrides and flags", "[bad_input
       {"flag_threads_over_override", "", "cpu.threads=4 --threads 5000", {"error: --threads (config /cpu/threads)", "5000"}},
       {"override_threads", "", "cpu.threads=5000 --epochs 3", {"error: config /cpu/threads: value 5000"}},
       {"flag_batch_vs_data", "", "--batch-size 50000", {"error: --batch-size (config /train/batch_size): 50000 is larger"}},
+      // The file's own bad value is the file's, whatever the flag sets it to.
+      {"file_value_under_flag", R"({"cpu": {"threads": 5000}})", "--threads 4",
+       {"error: config /cpu/threads: value 5000 is out of range", "as written, before overrides"}},
       {"flag_unknown", "", "--epochz 5", {"--epochz"}},
   };
   run_cases(cases, root);

@@ -189,8 +189,7 @@ TEST_CASE("a bad fast-backend environment knob exits 2 naming the variable, befo
                                                        {"NNTRAIN_FAST_FWD_COLS=3", "NNTRAIN_FAST_FWD_COLS"},
                                                        {"NNTRAIN_FAST_BLAS_MIN=x", "NNTRAIN_FAST_BLAS_MIN"},
                                                        {"NNTRAIN_FAST_PHASES=2", "NNTRAIN_FAST_PHASES"},
-                                                       {"NNTRAIN_FAST_ISA=sse9", "NNTRAIN_FAST_ISA: fast CPU backend: "
-                                                                                 "instruction set \"sse9\""}};
+                                                       {"NNTRAIN_FAST_ISA=sse9", "NNTRAIN_FAST_ISA: not avx512, avx2 or generic: sse9"}};
   for (const auto& [env, names] : knobs) {
     INFO(env);
     const std::string out = fresh_dir("knob");
@@ -199,10 +198,19 @@ TEST_CASE("a bad fast-backend environment knob exits 2 naming the variable, befo
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::StartsWith(std::string("nntrain: error: ") + names));
     CHECK_FALSE(fs::exists(out));
-    // bench refuses it before its first point; the reference backend does not read them.
-    const auto b = run_nntrain("bench --config configs/peaks.json --device cpu --epochs 1 --reps 1 --quiet", env);
+    // bench refuses it before its first point (nothing timed, no export), a local sweep before
+    // its folder; the reference backend does not read them.
+    const auto b = run_nntrain("bench --config configs/peaks.json --device cpu --epochs 1 --reps 1 --quiet "
+                               "--export-json " + out + ".json", env);
     CHECK(b.exit_code == 2);
     CHECK_THAT(b.err, Catch::Contains(names));
+    CHECK(b.out.empty());
+    CHECK_FALSE(fs::exists(out + ".json"));
+    const auto sw = run_nntrain("sweep --config configs/peaks.json --device cpu --epochs 1 --quiet --grid seed=1,2 "
+                                "--out " + out, env);
+    CHECK(sw.exit_code == 2);
+    CHECK_THAT(sw.err, Catch::Contains(names));
+    CHECK_FALSE(fs::exists(out));
     const auto ref = run_nntrain("--config configs/peaks.json --device cpu --backend reference --epochs 1 --quiet "
                                  "data.grid=[5,5] --out " + out, env);
     CHECK(ref.exit_code == 0);

@@ -212,6 +212,35 @@ TEST_CASE("a backend failing mid-run leaves summary.json with status failed and 
 
 namespace {
 
+// A CPU backend whose probe refuses this machine, as the fast one's does for an
+// NNTRAIN_FAST_ISA naming an instruction set the CPU lacks (not testable on a CPU that has
+// them all).
+nntrain::BackendProbe probe_refusing() {
+  nntrain::BackendProbe p;
+  p.available = false;
+  p.reason = "NNTRAIN_FAST_ISA=avx512: this CPU cannot run that instruction set (it can: avx2, generic)";
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a CPU backend its probe refuses is exit 2 before the run folder exists", "[faults]") {
+  using namespace nntrain;
+  const std::string out = fresh_dir("refused_cpu");
+  TrainArgs a;
+  a.config = std::string(NNTRAIN_SOURCE_DIR) + "/configs/peaks.json";
+  a.out = out;
+  a.quiet = true;
+  a.overrides = {"data.grid=5", "train.epochs=2"};
+  const BackendRegistry refusing = {{Device::cpu, "fast", make_failing, probe_refusing}};
+  const int code = guarded([&] { return run_train_command(a, refusing); });
+  CHECK(code == kExitUsage);  // a setting, not a missing device (exit 3)
+  CHECK_FALSE(fs::exists(out));
+  CHECK_THROWS_WITH(run_train_command(a, refusing), Catch::Contains("NNTRAIN_FAST_ISA=avx512: this CPU cannot run"));
+}
+
+namespace {
+
 int g_epochs_run = 0;  // by every StoppingBackend call, warm-up included
 
 // The reference backend, but each chunk reports 1 ms per epoch (times to check by hand),

@@ -54,9 +54,14 @@ std::vector<std::string> fast_cpu_isas();
 // Whether this binary was built with OpenBLAS.
 bool fast_cpu_has_blas();
 
-// Why the NNTRAIN_FAST_* variables (docs/CONFIG.md) would stop a fast backend from being
-// made, naming the variable; "" when they would not. The registry's fits check: a bad value
-// is exit 2 before a run folder exists, not after.
+// Why the NNTRAIN_FAST_* variables (docs/CONFIG.md) are not values they take, naming the
+// variable; "" when each is unset or well formed. The same on every machine: the registry's
+// fits check, so a bad value is exit 2 before a run folder exists (a Slurm sweep's too).
 std::string fast_cpu_env_problem();
+
+// Why this CPU cannot run the instruction set NNTRAIN_FAST_ISA names; "" when it can or the
+// variable is unset. The registry's probe: checked where the run's devices are (a Slurm
+// sweep's on its nodes).
+std::string fast_cpu_isa_problem();
 
 }  // namespace nntrain

@@ -16,7 +16,9 @@
 
 namespace nntrain::fast {
 
-// Chunk boundaries fall on whole quanta of samples (the kernels' tile quantum).
+// Chunk boundaries fall on whole quanta of samples: 64, four of the kernels' 16-sample tile
+// quanta (kTileQuantum; until 2026-11-30 the two were equal), so a chunk starts on a 16-sample
+// boundary, where cpu_fast_tile.cpp reads a full batch's tiles in place.
 constexpr int kPartitionQuantum = 64;
 // About this many chunks per batch: 64 threads get >= 2 chunks each on the reference
 // experiment (40,000 samples: 157 chunks) and >= 4 each on batches of 65,536, so the

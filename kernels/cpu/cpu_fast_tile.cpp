@@ -11,6 +11,10 @@ namespace {
 // CBLAS enum values (cblas.h): RowMajor 101, NoTrans 111, Trans 112.
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 
+// A chunk starts on a tile quantum, so a sample's lane (its place in the tile mod 16) and the
+// in-place reads below (a tile at a 16-aligned position) hold for every chunk.
+static_assert(kPartitionQuantum % kTileQuantum == 0 && kTileQuantum % kAccLanes == 0);
+
 }  // namespace
 
 // Sums the chunk's gradient and loss over its tiles into the chunk's slot.

@@ -126,14 +126,27 @@ std::string describe(const FastSettings& s) {
 namespace nntrain {
 
 std::string fast_cpu_env_problem() {
+  const fast::FastEnv& env = fast::fast_env();
+  const std::vector<std::string> known = {"avx512", "avx2", "generic"};
+  if (!env.isa.empty() && std::find(known.begin(), known.end(), env.isa) == known.end())
+    return fmt::format("NNTRAIN_FAST_ISA: not avx512, avx2 or generic: {}", env.isa);
   try {
-    (void)fast::resolve_settings(FastCpuTuning{});
+    (void)fast::env_int("NNTRAIN_FAST_BLAS_MIN", env.blas_min, 0, 999999999, "a width");
+    (void)fast::env_int("NNTRAIN_FAST_FWD_COLS", env.fwd_cols, 1, 2, "1 or 2");
+    (void)fast::env_int("NNTRAIN_FAST_GATHER_AHEAD", env.gather_ahead, 0, 1, "0 or 1");
+    (void)fast::env_int("NNTRAIN_FAST_PHASES", env.phases, 0, 1, "0 or 1");
   } catch (const UsageError& e) {
-    const std::string why = e.what();
-    // (Only the variable can make the "auto" instruction set unavailable.)
-    return why.rfind("NNTRAIN_", 0) == 0 ? why : "NNTRAIN_FAST_ISA: " + why;
+    return e.what();
   }
   return "";
+}
+
+std::string fast_cpu_isa_problem() {
+  const std::string& isa = fast::fast_env().isa;
+  const std::vector<std::string> ok = fast_cpu_isas();
+  if (isa.empty() || std::find(ok.begin(), ok.end(), isa) != ok.end()) return "";
+  return fmt::format("NNTRAIN_FAST_ISA={}: this CPU cannot run that instruction set (it can: {})", isa,
+                     fmt::join(ok, ", "));
 }
 
 }  // namespace nntrain

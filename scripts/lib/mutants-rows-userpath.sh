@@ -183,6 +183,10 @@ mutant s33-blame-override app/cli_flags.cpp '[bad_input]' \
   ';' \
   'train cpu.threads=5000 --epochs 3: the error blames --threads, a flag the user never gave'
 mutant s33-blame-sweep-point app/cmd_sweep.cpp '[sweep]' \
-  'blame_flag(e.what(), a.flag_keys)));' \
+  'blame_flag(e, a.flag_keys)));' \
   'e.what()));' \
   'sweep --threads 5000: the point'"'"'s error names config /cpu/threads, not the flag'
+mutant s33-blame-file-value app/cli_flags.cpp '[bad_input]' \
+  'if (dynamic_cast<const ConfigFileError*>(&error)) return message;' \
+  ';' \
+  'train --threads 4 with cpu.threads 5000 in the file: the error blames --threads for the file'"'"'s value'
