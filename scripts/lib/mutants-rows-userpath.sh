@@ -190,3 +190,7 @@ mutant s33-blame-file-value app/cli_flags.cpp '[bad_input]' \
   'if (dynamic_cast<const ConfigFileError*>(&error)) return message;' \
   ';' \
   'train --threads 4 with cpu.threads 5000 in the file: the error blames --threads for the file'"'"'s value'
+mutant s33-cpu-probe-usage app/preflight.cpp '[faults]' \
+  'if (d == Device::cpu) throw UsageError(why);' \
+  ';' \
+  'NNTRAIN_FAST_ISA naming an instruction set the CPU lacks: exit 3 "device unavailable" instead of the documented 2'
