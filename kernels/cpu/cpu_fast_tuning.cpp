@@ -42,6 +42,19 @@ int env_int(const char* name, const std::string& v, int lo, int hi, const char* 
   return int(n);
 }
 
+// The numeric variables, each read once here: their value when the backend is made
+// (resolve_settings) and their form when the run is checked (fast_cpu_env_problem).
+struct EnvRange {
+  const char* name;
+  int lo, hi;
+  const char* what;
+  int read(const std::string& v) const { return env_int(name, v, lo, hi, what); }
+};
+constexpr EnvRange kEnvBlasMin{"NNTRAIN_FAST_BLAS_MIN", 0, 999999999, "a width"};
+constexpr EnvRange kEnvFwdCols{"NNTRAIN_FAST_FWD_COLS", 1, 2, "1 or 2"};
+constexpr EnvRange kEnvGatherAhead{"NNTRAIN_FAST_GATHER_AHEAD", 0, 1, "0 or 1"};
+constexpr EnvRange kEnvPhases{"NNTRAIN_FAST_PHASES", 0, 1, "0 or 1"};
+
 const Kernels& pick_kernels(std::string isa) {
   if (isa == "auto") isa = !fast_env().isa.empty() ? fast_env().isa : fast_cpu_isas().front();
   const auto ok = fast_cpu_isas();
@@ -72,7 +85,7 @@ int pick_forward_cols(int requested, int lanes) {
   if (requested == 1 || requested == 2) return requested;
   if (requested != 0)
     throw UsageError(fmt::format("fast CPU backend: forward block of {} vectors (1 or 2)", requested));
-  if (const int env = env_int("NNTRAIN_FAST_FWD_COLS", fast_env().fwd_cols, 1, 2, "1 or 2"); env > 0) return env;
+  if (const int env = kEnvFwdCols.read(fast_env().fwd_cols); env > 0) return env;
   if (lanes != 16) return 2;
 #if defined(__x86_64__)
   unsigned a = 0, b = 0, c = 0, d = 0;
@@ -88,13 +101,13 @@ int pick_forward_cols(int requested, int lanes) {
 bool pick_gather_ahead(int requested) {
   if (requested == 0 || requested == 1) return requested == 1;
   if (requested != -1) throw UsageError(fmt::format("fast CPU backend: gather_ahead {} (0, 1 or -1)", requested));
-  const int env = env_int("NNTRAIN_FAST_GATHER_AHEAD", fast_env().gather_ahead, 0, 1, "0 or 1");
+  const int env = kEnvGatherAhead.read(fast_env().gather_ahead);
   return env != 0;
 }
 
 int pick_blas_min(int requested) {
   if (requested >= 0) return requested;
-  const int env = env_int("NNTRAIN_FAST_BLAS_MIN", fast_env().blas_min, 0, 999999999, "a width");
+  const int env = kEnvBlasMin.read(fast_env().blas_min);
   return env >= 0 ? env : kFastBlasMinWidth;
 }
 
@@ -109,7 +122,7 @@ FastSettings resolve_settings(const FastCpuTuning& tuning) {
   // NNTRAIN_FAST_PHASES=1 (docs/CONFIG.md): a diagnostic of where the steps' time goes, per
   // thread, printed to stderr when the backend is destroyed. Off (the default), each of a
   // step's phase points costs one predictable branch.
-  s.phases = env_int("NNTRAIN_FAST_PHASES", fast_env().phases, 0, 1, "0 or 1") == 1;
+  s.phases = kEnvPhases.read(fast_env().phases) == 1;
   s.blas_min = pick_blas_min(tuning.blas_min_width);
   const int cols = pick_forward_cols(tuning.forward_cols, s.kernels->lanes);
   s.fwd_cols = s.kernels->lanes >= 8 ? cols : 1;
@@ -131,10 +144,10 @@ std::string fast_cpu_env_problem() {
   if (!env.isa.empty() && std::find(known.begin(), known.end(), env.isa) == known.end())
     return fmt::format("NNTRAIN_FAST_ISA: not avx512, avx2 or generic: {}", env.isa);
   try {
-    (void)fast::env_int("NNTRAIN_FAST_BLAS_MIN", env.blas_min, 0, 999999999, "a width");
-    (void)fast::env_int("NNTRAIN_FAST_FWD_COLS", env.fwd_cols, 1, 2, "1 or 2");
-    (void)fast::env_int("NNTRAIN_FAST_GATHER_AHEAD", env.gather_ahead, 0, 1, "0 or 1");
-    (void)fast::env_int("NNTRAIN_FAST_PHASES", env.phases, 0, 1, "0 or 1");
+    (void)fast::kEnvBlasMin.read(env.blas_min);
+    (void)fast::kEnvFwdCols.read(env.fwd_cols);
+    (void)fast::kEnvGatherAhead.read(env.gather_ahead);
+    (void)fast::kEnvPhases.read(env.phases);
   } catch (const UsageError& e) {
     return e.what();
   }
