@@ -102,6 +102,10 @@ void resolve_devices(BenchPlan& plan) {
   for (size_t i = 0; i < n_points; ++i) {
     try {
       check_gpu_path(backend_registry(), plan.configs[i]);
+    } catch (const EnvError& e) {
+      if (!plan.sweep) throw;
+      throw EnvError(fmt::format("{} (met at --sweep {} value {} of {}: \"{}\")", e.what(), plan.sweep->key, i + 1,
+                                 n_points, plan.sweep->texts[i]));
     } catch (const UsageError& e) {
       if (!plan.sweep) throw;
       throw UsageError(fmt::format("--sweep {}: value {} of {} (\"{}\") is invalid: {}", plan.sweep->key, i + 1,

@@ -147,6 +147,8 @@ json plan_points(const SweepArgs& a, const std::vector<SweepSpec>& axes, std::ve
       check_gpu_path(backend_registry(), configs.back());
       if (a.launcher == "local")
         if (std::string why = drop_missing_gpu(backend_registry(), configs.back()); !why.empty()) gpu_not_run = why;
+    } catch (const EnvError& e) {
+      throw EnvError(fmt::format("{} (met at --grid point {} of {}: {})", e.what(), i + 1, at.size(), label));
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("--grid: point {} of {} ({}) is invalid: {}", i + 1, at.size(), label,
                                    blame_flag(e, a.flag_keys)));

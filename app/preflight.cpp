@@ -72,7 +72,7 @@ void check_gpu_path(const BackendRegistry& registry, const Config& cfg) {
   for (const Device d : cfg.devices()) {
     const std::string why = backend_fit_problem(find_backend(registry, d, cfg.cpu.backend), backend_options(cfg, d));
     if (why.empty()) continue;
-    if (why.rfind("NNTRAIN_", 0) == 0) throw UsageError(why);
+    if (why.rfind("NNTRAIN_", 0) == 0) throw EnvError(why);
     throw UsageError(std::string("config /gpu/path: ") + to_string(cfg.gpu.path) + ": model " +
                      layers_text(cfg.model.layers) + ": " + why + " (use auto or cublas)");
   }

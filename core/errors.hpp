@@ -42,6 +42,13 @@ struct ConfigFileError : UsageError {
   using UsageError::UsageError;
 };
 
+// An NNTRAIN_* environment variable refused (its form, or set for a path it does not apply
+// to). The environment is to blame, not the sweep point that met it first: a sweep's message
+// starts with the variable and names the point after it.
+struct EnvError : UsageError {
+  using UsageError::UsageError;
+};
+
 // The requested device cannot be used (no GPU, no driver, CPU-only build).
 struct DeviceUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -209,8 +209,17 @@ TEST_CASE("a bad fast-backend environment knob exits 2 naming the variable, befo
     const auto sw = run_nntrain("sweep --config configs/peaks.json --device cpu --epochs 1 --quiet --grid seed=1,2 "
                                 "--out " + out, env);
     CHECK(sw.exit_code == 2);
-    CHECK_THAT(sw.err, Catch::Contains(names));
+    // The variable first: the point only says where it was met (until 2026-11-30 the message
+    // began "--grid: point 1 of 2 (seed=1) is invalid", as if the point were wrong).
+    CHECK_THAT(sw.err, Catch::StartsWith(std::string("nntrain: error: ") + names));
+    CHECK_THAT(sw.err, Catch::Contains("(met at --grid point 1 of 2: seed=1)"));
     CHECK_FALSE(fs::exists(out));
+    const auto bs = run_nntrain("bench --config configs/peaks.json --device cpu --epochs 1 --reps 1 --quiet "
+                                "--sweep seed=1,2", env);
+    CHECK(bs.exit_code == 2);
+    CHECK_THAT(bs.err, Catch::StartsWith(std::string("nntrain: error: ") + names));
+    CHECK_THAT(bs.err, Catch::Contains("(met at --sweep seed value 1 of 2: \"1\")"));
+    CHECK(bs.out.empty());
     const auto ref = run_nntrain("--config configs/peaks.json --device cpu --backend reference --epochs 1 --quiet "
                                  "data.grid=[5,5] --out " + out, env);
     CHECK(ref.exit_code == 0);

@@ -194,3 +194,11 @@ mutant s33-cpu-probe-usage app/preflight.cpp '[faults]' \
   'if (d == Device::cpu) throw UsageError(why);' \
   ';' \
   'NNTRAIN_FAST_ISA naming an instruction set the CPU lacks: exit 3 "device unavailable" instead of the documented 2'
+mutant s34-env-grid-point app/cmd_sweep.cpp '[errors]' \
+  '} catch (const EnvError& e) {' \
+  '} catch (const IoError& e) {' \
+  'sweep with NNTRAIN_FAST_PHASES=2: the error reads "--grid: point 1 of 2 (seed=1) is invalid", as if the point were wrong'
+mutant s34-env-sweep-value app/cmd_bench.cpp '[errors]' \
+  '} catch (const EnvError& e) {' \
+  '} catch (const IoError& e) {' \
+  'bench --sweep with NNTRAIN_FAST_PHASES=2: the error reads "--sweep seed: value 1 of 2 is invalid", as if the value were wrong'
