@@ -44,7 +44,8 @@ constexpr int kTileBlas = 256;
 // to 256 samples) on the calling thread alone, without waking the pool. Two chunks already
 // pay on a second thread: measured 2026-11-25 (2-core AMD EPYC), 272 to 448 samples ran
 // 1.17-1.44x faster on 2 threads than on 1 with 2->20->5->1 (medians of 6 alternating
-// rounds) and 1.3-1.7x with 2->256->256->1 at 448 (docs/BENCHMARKS.md, "Fifth round").
+// rounds) and 1.3-1.7x with 2->256->256->1 at 448
+// (docs/journal/2026-11-issue14-cpu-minibatch.md, "Fifth round").
 // Until then batches under 512 samples were held to one thread, on the guess that a short
 // second chunk could not pay for the wake-up and the barrier (~0.7 us).
 // Parameter counts above this reduce and update in parallel; below, threads cost more.
