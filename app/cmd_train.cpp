@@ -282,7 +282,9 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
     progress.warmup_begin(n);
   };
   hooks.warmup_end = [&](int n, double s) {
-    watchdog.warming(false);
+    // A stop during the warm-up ends the run without an epoch (the trainer checks right after
+    // it): until the run has wound down, the watchdog still says "its warm-up", not "epoch 1".
+    if (!stop_requested()) watchdog.warming(false);
     progress.warmup_end(n, s);
   };
   hooks.chunk_done = [&](const ChunkReport& c) { watchdog.chunk(c); };
