@@ -358,7 +358,8 @@ TEST_CASE("sweep local: interrupts at any moment leave no point killed, and a fi
     REQUIRE(pid > 0);
     const int code = wait_exit(pid, 120);
     const std::string err = slurp(log + ".err");
-    INFO("try " << k << ", interrupt after " << delay << " s\n" << err);
+    INFO("try " << k << ", interrupt after " << delay << " s, exit " << code << " (-1: still running after 120 s)\n"
+                << err);
     CHECK((code == 0 || code == 130));
     if (!fs::exists(out + "/results.json")) continue;  // stopped before it planned anything
     const json res = read_json(out + "/results.json");
