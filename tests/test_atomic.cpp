@@ -44,6 +44,7 @@ TEST_CASE("atomic write survives SIGKILL at random moments and cleans up dead wr
   size_t max_leftovers = 0;
   for (int i = 1; i <= 30; ++i) {
     const std::string ready = dir + "/ready.txt";
+    fs::remove(ready);  // (else the last writer's "ready" lets this kill land before this one writes)
     const pid_t pid = spawn({NNTRAIN_ATOMIC_WRITER, target, "4000000", std::to_string(1000ull * i), "0"}, "", ready,
                             "/dev/null");
     REQUIRE(pid > 0);
