@@ -5,6 +5,7 @@
 // `nntrain sweep` is test_sweep.cpp.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <ctime>
 #include <fmt/format.h>
 #include <fstream>
@@ -344,13 +345,20 @@ TEST_CASE("sweep local: interrupts at any moment leave no point killed, and a fi
   // tries that killed a point (a duplicate counted as a second signal, or a SIGTERM that
   // reached a point before its handler was in place): "missing" with an empty log. Twenty
   // interrupts, from before the first point starts to after the last one ends.
+  // Without LeakSanitizer's check at exit (sanitized builds): it ptrace-stops the process, and
+  // `timeout` follows its signal with SIGCONT, which discards that pending stop, so the check
+  // waits forever — a try hung 120 s in CI's ASan run after its sweep had finished; reproduced
+  // with SIGCONTs at `nntrain info`'s exit. Release builds have no such check; the other sweep
+  // tests keep it.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  const std::string no_leak_check = "ASAN_OPTIONS=" + (asan ? std::string(asan) + ":" : "") + "detect_leaks=0";
   const std::string base = fresh_dir("sweep_int_loop");
   const KillOnExit cleanup{base};
   for (int k = 0; k < 20; ++k) {
     const std::string out = base + "/" + std::to_string(k), log = base + "/log" + std::to_string(k);
     fs::create_directories(base);
     const std::string delay = fmt::format("{:.2f}", 0.15 + 0.07 * k);
-    const pid_t pid = spawn({"/usr/bin/timeout", "--preserve-status", "-s", "INT", delay, NNTRAIN_BINARY, "sweep",
+    const pid_t pid = spawn({"/usr/bin/env", no_leak_check, "/usr/bin/timeout", "--preserve-status", "-s", "INT", delay, NNTRAIN_BINARY, "sweep",
                              "--config", "configs/peaks.json", "--quiet", "data.grid=20", "train.epochs=400",
                              "train.log_every=20", "timing.warmup_epochs=0", "--threads", "1", "--grid",
                              "seed=1,2,3,4", "--out", out},
@@ -358,7 +366,8 @@ TEST_CASE("sweep local: interrupts at any moment leave no point killed, and a fi
     REQUIRE(pid > 0);
     const int code = wait_exit(pid, 120);
     const std::string err = slurp(log + ".err");
-    INFO("try " << k << ", interrupt after " << delay << " s, exit " << code << " (-1: still running after 120 s)\n"
+    INFO("try " << k << ", interrupt after " << delay << " s, exit " << code << " (-1: still running after 120 s), "
+                << (fs::exists(out + "/results.json") ? "results.json written" : "no results.json") << "\n"
                 << err);
     CHECK((code == 0 || code == 130));
     if (!fs::exists(out + "/results.json")) continue;  // stopped before it planned anything
