@@ -205,8 +205,15 @@ int main(int argc, char** argv) {
   }
 
   if (*predict) g_stop_message = "\nnntrain: stopping predict (signal again to abort now)\n";
-  install_stop_handler(SIGINT);
-  install_stop_handler(SIGTERM);
+  if (*sweep && sa.launcher == "local" && sa.run_point.empty() && sa.collect.empty()) {
+    // The local launcher's own handlers from here on (cmd_sweep_local.cpp): with the one-shot
+    // one below, the copy of a stop signal that `timeout` or `kill` sends to the whole process
+    // group would kill the launcher before cmd_sweep replaced it.
+    install_launcher_signals();
+  } else {
+    install_stop_handler(SIGINT);
+    install_stop_handler(SIGTERM);
+  }
 
   // Flags are overrides applied after the user's (precedence: ... < overrides < flags).
   for (auto& o : config_flag_overrides(train_flags)) ta.overrides.push_back(std::move(o));
