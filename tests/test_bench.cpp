@@ -395,9 +395,10 @@ TEST_CASE("bench flags repeats that disagree: one repeat stopped for 1.5 s is ma
   // The spread is injected from outside, deterministically enough: once the first repeat
   // reports its first chunk (progress on stderr), the process is stopped (SIGSTOP) for 1.5 s.
   // The device clock (steady clock) runs on, so that repeat reads >= 1.5 s where the others
-  // read ~0.2 s (40,000 samples, 1,000 epochs). Should the stop miss the repeat (it reached its end first), the run is redone;
-  // so is one whose other repeats took so long (a sanitized build under load: ~1 s, 6-8 s with ASan's checks as calls) that
-  // 1.5 s more is not a wide spread: with a stop of twice their time.
+  // read ~0.2 s (40,000 samples, 1,000 epochs). Should the stop miss the repeat (it reached its
+  // end first), the run is redone; so is one whose other repeats took so long (a sanitized build
+  // under load: ~1 s; 5-8 s with ASan's checks as calls) that 1.5 s more is no wide spread, with
+  // a stop of twice their time.
   const std::string dir = fresh_dir("bench_spread");
   fs::create_directories(dir);
   KillOnExit cleanup{dir};

@@ -358,10 +358,10 @@ TEST_CASE("sweep local: interrupts at any moment leave no point killed, and a fi
     const std::string out = base + "/" + std::to_string(k), log = base + "/log" + std::to_string(k);
     fs::create_directories(base);
     const std::string delay = fmt::format("{:.2f}", 0.15 + 0.07 * k);
-    const pid_t pid = spawn({"/usr/bin/env", no_leak_check, "/usr/bin/timeout", "--preserve-status", "-s", "INT", delay, NNTRAIN_BINARY, "sweep",
-                             "--config", "configs/peaks.json", "--quiet", "data.grid=20", "train.epochs=400",
-                             "train.log_every=20", "timing.warmup_epochs=0", "--threads", "1", "--grid",
-                             "seed=1,2,3,4", "--out", out},
+    const pid_t pid = spawn({"/usr/bin/env", no_leak_check, "/usr/bin/timeout", "--preserve-status", "-s", "INT",
+                             delay, NNTRAIN_BINARY, "sweep", "--config", "configs/peaks.json", "--quiet",
+                             "data.grid=20", "train.epochs=400", "train.log_every=20", "timing.warmup_epochs=0",
+                             "--threads", "1", "--grid", "seed=1,2,3,4", "--out", out},
                             NNTRAIN_SOURCE_DIR, log + ".out", log + ".err");
     REQUIRE(pid > 0);
     const int code = wait_exit(pid, 120);
