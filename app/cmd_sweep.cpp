@@ -290,7 +290,6 @@ int cmd_sweep(const SweepArgs& a) {
     if (planning) throw UsageError("sweep --run-point DIR I takes no --config or --grid (the plan is in DIR)");
     return run_point(a.run_point.at(0), a.run_point.at(1), a.jobs, a.jobs_set);
   }
-  if (a.launcher == "local") install_launcher_signals();
   const SweepPlan plan = plan_sweep(a);
   return a.launcher == "slurm" ? run_slurm(plan, a) : run_local(plan, a);
 }

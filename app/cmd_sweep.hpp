@@ -71,9 +71,10 @@ void check_slurm_dir(const std::string& dir);
 // s as one shell word: as it is when it needs no quoting, else in single quotes.
 std::string shell_word(const std::string& s);
 
-// The local launcher's stop signals (cmd_sweep_local.cpp): installed before planning, so a
-// stop then (or its process group's copy) stops the sweep before its first point rather than
-// killing the launcher between the points' folders and plan.json.
+// The local launcher's stop signals (cmd_sweep_local.cpp): main installs them as soon as the
+// command line is read, before planning, so a stop then (or its process group's copy) stops
+// the sweep before its first point rather than killing the launcher between the points'
+// folders and plan.json.
 void install_launcher_signals();
 int run_local(const SweepPlan& plan, const SweepArgs& a);
 int run_slurm(const SweepPlan& plan, const SweepArgs& a);

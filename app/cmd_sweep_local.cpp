@@ -327,7 +327,7 @@ int run_local(const SweepPlan& plan, const SweepArgs& a) {
   // it): they held this lock, so they have all ended by now.
   for (size_t i = 0; i < plan.size(); ++i) close_open_run(plan, i);
   const std::string exe = self_executable();
-  install_launcher_signals();  // (cmd_sweep did already; --run-point's callers may not)
+  install_launcher_signals();  // (main did already; --run-point's callers may not)
   std::map<pid_t, size_t> running;
   size_t next = 0, done = 0;
   bool forwarded = false, killed = false;
