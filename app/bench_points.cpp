@@ -28,7 +28,11 @@ std::string crossover_sentence(const BenchReport& r, const Crossover& c, const s
   if (c.faster_from < 0) return never;
   const BenchPoint& p = at_size_position(r, c.faster_from);
   std::string s;
-  if (c.slower_before < 0) {
+  if (c.slower_before < 0 && c.unknown_before) {
+    s = fmt::format("GPU {} at every size with a time on both devices, from {} ({} samples): the crossover is "
+                    "below {} samples, where no point has one",
+                    better, point_label(p), p.samples, p.samples);
+  } else if (c.slower_before < 0) {
     s = fmt::format("GPU {} at every size tried, from {} ({} samples): the crossover is below this range", better,
                     point_label(p), p.samples);
   } else if (c.interpolated_samples <= 0) {  // the point before has the same data size
@@ -49,8 +53,9 @@ std::string crossover_sentence(const BenchReport& r, const Crossover& c, const s
 
 std::string seconds_text(double s) {
   if (s < 0) return "-";
-  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
-  if (s < 1.0) return fmt::format("{:.2f} ms", s * 1e3);
+  // The unit follows the printed value: 0.99999 ms is "1.00 ms", not "1000.0 us".
+  if (std::round(s * 1e7) < 1e4) return fmt::format("{:.1f} us", s * 1e6);
+  if (std::round(s * 1e5) < 1e5) return fmt::format("{:.2f} ms", s * 1e3);
   return fmt::format("{:.3f} s", s);
 }
 

@@ -51,7 +51,8 @@ std::string point_label(const BenchPoint& p);
 std::string crossover_sentence(const BenchReport& r, const Crossover& c, const std::string& better,
                                const std::string& worse, const std::string& never);
 
-// "12.3 ms" style.
+// A time in the unit that suits it: "303.7 us", "12.30 ms", "1.234 s" (the unit chosen by
+// the rounded value); "-" for a negative (unknown) time.
 std::string seconds_text(double s);
 
 // Repeats that disagree (core/bench_stats' kSpreadLimit): max / min of a finished run's

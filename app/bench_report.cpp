@@ -82,10 +82,15 @@ std::string text_at(const json& c, const char* key) {
   return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : std::string("-");
 }
 
+// A context setting; `null` where the bench swept it.
+int int_at(const json& c, const char* key) {
+  return c.contains(key) && c[key].is_number_integer() ? c[key].get<int>() : 0;
+}
+
 // The warm-up the runs had: timing.warmup_epochs, or fewer where train.epochs capped it (a
 // run never warms up for longer than it trains), or the swept values' range.
 std::string warmup_text(const BenchReport& r) {
-  const int asked = r.context.value("warmup_epochs", 0);
+  const int asked = int_at(r.context, "warmup_epochs");
   int lo = std::numeric_limits<int>::max(), hi = std::numeric_limits<int>::min();
   for (const BenchPoint& p : r.points)
     for (const RunResult& run : p.runs) lo = std::min(lo, run.warmup_epochs), hi = std::max(hi, run.warmup_epochs);
@@ -97,6 +102,29 @@ std::string warmup_text(const BenchReport& r) {
   if (lo == hi) return fmt::format("{} warm-up epoch(s) excluded (timing.warmup_epochs {} capped by train.epochs)", lo, asked);
   return fmt::format("{}-{} warm-up epochs excluded (timing.warmup_epochs {}, capped by train.epochs where smaller)", lo,
                      hi, asked);
+}
+
+// The repeats per point: timing.repeats, or the swept values' range.
+std::string repeats_text(const BenchReport& r) {
+  if (!r.points.empty() && r.points[0].key == "timing.repeats") {
+    int lo = std::numeric_limits<int>::max(), hi = std::numeric_limits<int>::min();
+    for (const BenchPoint& p : r.points)
+      if (p.value.is_number_integer()) lo = std::min(lo, p.value.get<int>()), hi = std::max(hi, p.value.get<int>());
+    if (lo < hi) return fmt::format("{}-{} timed repeats per point (timing.repeats swept)", lo, hi);
+    if (lo == hi) return fmt::format("{} timed repeat(s) per point", lo);
+  }
+  return fmt::format("{} timed repeat(s) per point", int_at(r.context, "repeats"));
+}
+
+// A run's time cells: a run that did not finish (diverged, stopped) has no time to compare.
+std::string time_cell(const RunResult& run, double seconds) {
+  return run.status() == "ok" ? seconds_text(seconds) : std::string("-");
+}
+
+// Samples per second at the median, with the same digits on the console and the page.
+std::string rate_cell(const RunResult& run, const SampleStats& st) {
+  if (run.status() != "ok" || st.median <= 0) return "-";
+  return fmt::format("{:.4g}", double(run.samples) * run.epochs_timed / st.median);
 }
 
 std::string loss_text(const RunResult& r) {
@@ -285,8 +313,7 @@ std::string bench_markdown(const BenchReport& report) {
   s += fmt::format("- GPU: {}\n", gpu);
   if (c.contains("gpu_not_run"))  // --device both without a usable GPU: only the CPU half ran
     s += fmt::format("- the GPU half of the devices asked for was not run: {}\n", text_at(c, "gpu_not_run"));
-  s += fmt::format("- {} timed repeat(s) per point (median shown), {}; set-up reported apart\n", c.value("repeats", 0),
-                   warmup_text(r));
+  s += fmt::format("- {} (median shown), {}; set-up reported apart\n", repeats_text(r), warmup_text(r));
   s += worth_markdown_context(r) + "\n";
   const std::string key = r.points.empty() || r.points[0].key.empty() ? "point" : r.points[0].key;
   s += fmt::format("| {} | samples | device | backend | threads | epochs | median | min | max | stddev | max/min | "
@@ -297,13 +324,12 @@ std::string bench_markdown(const BenchReport& report) {
     const BenchPoint& p = r.points[size_t(i)];
     for (const auto& run : p.runs) {
       const SampleStats st = summarize(run.train_seconds_per_repeat);
-      const double sps = st.median > 0 ? double(run.samples) * run.epochs_timed / st.median : 0.0;
       const std::string spread = run_spread_wide(run) ? "**" + spread_text(run_spread(run)) + " wide**"
                                                       : spread_text(run_spread(run));
-      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3g} | {} | {} |{}\n",
+      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |{}\n",
                        sweep_value_text(p), p.samples, to_string(run.device), run.backend, run.threads, run.epochs_done,
-                       run.status() == "ok" ? seconds_text(st.median) : run.status(), seconds_text(st.min),
-                       seconds_text(st.max), seconds_text(st.stddev), spread, sps, loss_text(run),
+                       run.status() == "ok" ? seconds_text(st.median) : run.status(), time_cell(run, st.min),
+                       time_cell(run, st.max), time_cell(run, st.stddev), spread, rate_cell(run, st), loss_text(run),
                        seconds_text(run.setup_seconds), worth_run_cells(r, run));
     }
   }
@@ -350,8 +376,7 @@ void print_bench_header(std::FILE* out, const BenchReport& r, const char* b, con
   }
   fmt::print(out, "  build    {} · {} · {} · precision {}\n", c.value("build_type", ""), c.value("compiler", ""),
              c.value("cuda_build", ""), c.value("precision", "fp32"));
-  fmt::print(out, "  timing   {} repeat(s) per point (median, min, max, mean, stddev) · {}\n", c.value("repeats", 0),
-             warmup_text(r));
+  fmt::print(out, "  timing   {} (median, min, max, mean, stddev) · {}\n", repeats_text(r), warmup_text(r));
   print_worth_header(out, r);
   if (!c.value("optimized", true))
     fmt::print(out, "  warning  this build is not optimised: timings are not representative\n");
@@ -371,11 +396,10 @@ void print_bench(std::FILE* out, const BenchReport& r, bool color) {
                "backend", "threads", "median", "min", "max", "mean", "stddev", "samples/s", "final loss", "set-up");
     for (const auto& run : p.runs) {
       const SampleStats st = summarize(run.train_seconds_per_repeat);
-      const double sps = st.median > 0 ? double(run.samples) * run.epochs_timed / st.median : 0.0;
-      fmt::print(out, "  {:<6} {:<14} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11.4g} {:>12} {:>10}\n",
-                 to_string(run.device), run.backend, run.threads, seconds_text(st.median), seconds_text(st.min),
-                 seconds_text(st.max), seconds_text(st.mean), seconds_text(st.stddev), sps, loss_text(run),
-                 seconds_text(run.setup_seconds));
+      fmt::print(out, "  {:<6} {:<14} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11} {:>12} {:>10}\n",
+                 to_string(run.device), run.backend, run.threads, time_cell(run, st.median), time_cell(run, st.min),
+                 time_cell(run, st.max), time_cell(run, st.mean), time_cell(run, st.stddev), rate_cell(run, st),
+                 loss_text(run), seconds_text(run.setup_seconds));
       if (run.status() != "ok")
         fmt::print(out, "  {:<6} {} at epoch {}: its time is not used\n", "", run.status(),
                    run.diverged_epoch ? run.diverged_epoch : run.epochs_done);

@@ -151,6 +151,11 @@ BenchPlan validate_all(const BenchArgs& a) {
                                    n_points, plan.sweep->texts[i], blame_flag(e, flag_keys)));
     }
   }
+  if (const auto same = first_same_configs(plan.configs))
+    throw UsageError(fmt::format("--sweep {}: values {} and {} (\"{}\" and \"{}\") give the same config: the two "
+                                 "points would be the same run",
+                                 plan.sweep->key, same->first + 1, same->second + 1, plan.sweep->texts[same->first],
+                                 plan.sweep->texts[same->second]));
   resolve_devices(plan);
   plan.prices = parse_price_options(a, plan.devices, plan.device_words);
   check_export_path(a.export_json, "--export-json", a.config);
@@ -174,8 +179,12 @@ BenchReport new_report(const BenchArgs& a, const BenchPlan& plan) {
   std::vector<std::string> names;
   for (const Device d : plan.devices) names.emplace_back(to_string(d));
   report.context["devices"] = names;
-  report.context["repeats"] = first.timing.repeats;
-  report.context["warmup_epochs"] = first.timing.warmup_epochs;
+  // A swept setting has no one value: each result carries its own.
+  const auto unless_swept = [&](const char* key, int v) {
+    return plan.sweep && plan.sweep->key == key ? nlohmann::json(nullptr) : nlohmann::json(v);
+  };
+  report.context["repeats"] = unless_swept("timing.repeats", first.timing.repeats);
+  report.context["warmup_epochs"] = unless_swept("timing.warmup_epochs", first.timing.warmup_epochs);
   report.context["cpu_backend"] = to_string(first.cpu.backend);
   report.context["sweep_key"] = plan.sweep ? nlohmann::json(plan.sweep->key) : nlohmann::json(nullptr);
   report.context["overrides"] = a.overrides;

@@ -24,12 +24,6 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string human_seconds(double s) {
-  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
-  if (s < 1.0) return fmt::format("{:.2f} ms", s * 1e3);
-  return fmt::format("{:.3f} s", s);
-}
-
 const RunResult* find_device(const std::vector<RunResult>& runs, Device device) {
   for (const auto& r : runs)
     if (r.device == device) return &r;
@@ -41,12 +35,12 @@ std::string target_text(const TargetResult& t, int epochs_done) {
   if (!t.reached) return fmt::format("loss {:g} not reached in {} epochs", t.loss, epochs_done);
   if (t.measured)
     return fmt::format("loss {:g} reached at epoch {} after {} (measured: clock read at that epoch{})", t.loss, t.epoch,
-                       human_seconds(t.seconds),
+                       seconds_text(t.seconds),
                        t.readings.size() > 1 ? fmt::format(", median of {} repeats", t.readings.size()) : "");
   return fmt::format("loss {:g} reached at epoch {} after ~{} (interpolated between the measured {} at epoch {} and "
                      "{} at epoch {}; timing.repeats >= 2 measures it)",
-                     t.loss, t.epoch, human_seconds(t.seconds), human_seconds(t.bracket_from_seconds), t.bracket_from,
-                     human_seconds(t.bracket_to_seconds), t.bracket_to);
+                     t.loss, t.epoch, seconds_text(t.seconds), seconds_text(t.bracket_from_seconds), t.bracket_from,
+                     seconds_text(t.bracket_to_seconds), t.bracket_to);
 }
 
 }  // namespace
@@ -233,14 +227,14 @@ static void print_timing(std::FILE* out, const std::vector<RunResult>& runs, con
              "train", "per epoch", "samples/s", "set-up", "transfer", "warm-up");
   for (const auto& r : runs) {
     fmt::print(out, "  {:<6} {:<14} {:>7} {:>12} {:>12} {:>13.4g} {:>11} {:>11} {:>11}\n", to_string(r.device), r.backend,
-               r.threads, human_seconds(r.train_seconds),
-               human_seconds(r.seconds_per_epoch()), r.samples_per_second(),
-               human_seconds(r.setup_seconds), human_seconds(r.setup.transfer_seconds),
-               human_seconds(r.warmup_seconds));
+               r.threads, seconds_text(r.train_seconds),
+               seconds_text(r.seconds_per_epoch()), r.samples_per_second(),
+               seconds_text(r.setup_seconds), seconds_text(r.setup.transfer_seconds),
+               seconds_text(r.warmup_seconds));
     if (r.train_seconds_per_repeat.size() > 1) {
       const auto [mn, mx] = std::minmax_element(r.train_seconds_per_repeat.begin(), r.train_seconds_per_repeat.end());
       fmt::print(out, "  {:<6} {} repeats: median {}, min {}, max {}{}\n", "", r.train_seconds_per_repeat.size(),
-                 human_seconds(r.train_seconds), human_seconds(*mn), human_seconds(*mx),
+                 seconds_text(r.train_seconds), seconds_text(*mn), seconds_text(*mx),
                  run_spread_wide(r) ? fmt::format(" — spread {} (max/min > {:g}): other work disturbed the timing, "
                                                   "the median is uncertain",
                                                   spread_text(run_spread(r)), kSpreadLimit)
@@ -250,9 +244,9 @@ static void print_timing(std::FILE* out, const std::vector<RunResult>& runs, con
     fmt::print(out, "  {:<6} {}\n", "", r.details);
     if (r.device == Device::gpu)  // docs/DESIGN.md §7: each one-off GPU cost apart from the timed epochs
       fmt::print(out, "  {:<6} set-up: context {}, handles {}, modules {}, buffers {}, data copy {}\n", "",
-                 human_seconds(r.setup.context_seconds), human_seconds(r.setup.handle_seconds),
-                 human_seconds(r.setup.module_seconds), human_seconds(r.setup.alloc_seconds),
-                 human_seconds(r.setup.transfer_seconds));
+                 seconds_text(r.setup.context_seconds), seconds_text(r.setup.handle_seconds),
+                 seconds_text(r.setup.module_seconds), seconds_text(r.setup.alloc_seconds),
+                 seconds_text(r.setup.transfer_seconds));
     if (r.nondeterministic) fmt::print(out, "  {:<6} warning: repeats gave different loss curves\n", "");
     if (r.target) fmt::print(out, "  {:<6} {}\n", "", target_text(*r.target, r.epochs_done));
   }
@@ -272,7 +266,8 @@ static void print_loss_table(std::FILE* out, const Config& cfg, const std::vecto
     if (runs.size() == 2) fmt::print(out, " {:>12}", "rel. diff");
     fmt::print(out, "\n");
     std::vector<size_t> rows{1};
-    for (size_t ep = size_t(cfg.train.log_every); ep < n; ep += size_t(cfg.train.log_every)) rows.push_back(ep);
+    for (size_t ep = size_t(cfg.train.log_every); ep < n; ep += size_t(cfg.train.log_every))
+      if (ep > 1) rows.push_back(ep);  // log_every 1: epoch 1 is the first row already
     if (rows.back() != n) rows.push_back(n);
     // Keep the table readable: at most ~21 rows, evenly thinned.
     if (rows.size() > 21) {
@@ -394,7 +389,7 @@ void Progress::warmup_begin(int epochs) {
 
 void Progress::warmup_end(int epochs, double seconds) {
   if (quiet_) return;
-  fmt::print(stderr, "{}: warm-up ran {} epoch(s) in {}\n", label_, epochs, human_seconds(seconds));
+  fmt::print(stderr, "{}: warm-up ran {} epoch(s) in {}\n", label_, epochs, seconds_text(seconds));
   start_ = now_seconds();  // the progress line's clock counts training only
 }
 

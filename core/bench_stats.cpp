@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <stdexcept>
+#include <string_view>
 
 #include "errors.hpp"
 
@@ -160,6 +161,7 @@ Crossover find_crossover(const std::vector<PointTimes>& points) {
     if (!gpu_wins(valid[k])) break;
     c.faster_from = valid[k];
     c.slower_before = k > 0 ? valid[k - 1] : -1;
+    c.unknown_before = k == 0 && valid[0] > 0;
     if (k > 0) {
       const PointTimes& lo = points[size_t(valid[k - 1])];
       const PointTimes& hi = points[size_t(valid[k])];
@@ -209,12 +211,15 @@ Prices parse_prices(const std::string& arg) {
 }
 
 void check_currency(const std::string& label) {
+  // The label goes raw into the console, CSV-like lists and the Markdown page: a character
+  // Markdown reads as code, emphasis, HTML ('<!--' hides the rest of a GitHub page) or a link
+  // is refused with the rest, not escaped in one output and shown raw in another.
   const bool bad_char = std::any_of(label.begin(), label.end(), [](char c) {
-    return (unsigned char)c < 0x20 || c == 0x7f || c == ',' || c == '"' || c == '|';
+    return (unsigned char)c < 0x20 || c == 0x7f || std::string_view(",\"|\\`*_<>[]~&").find(c) != std::string_view::npos;
   });
   if (trimmed(label).empty() || label.size() > 16 || bad_char)
     throw UsageError("--currency \"" + label + "\": expected a short label such as EUR or USD (1 to 16 characters, "
-                     "no comma, double quote, bar or control character)");
+                     "none of , \" | \\ ` * _ < > [ ] ~ & or a control character)");
 }
 
 double cost_of(double price_per_hour, double seconds) { return price_per_hour * seconds / 3600.0; }

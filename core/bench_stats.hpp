@@ -73,6 +73,9 @@ struct Crossover {
   // The valid point just before faster_from (where the GPU was not faster); -1 when
   // faster_from is the first valid point (the GPU faster at every size tried).
   int slower_before = -1;
+  // faster_from is the first valid point but smaller points lack a time on a device (a run
+  // diverged or did not run): the crossover is below faster_from, not below the range.
+  bool unknown_before = false;
   // Log-log interpolation of the size where CPU time / GPU time = 1, between the valid
   // point before `faster_from` and `faster_from`; 0 when there is no such bracket
   // (GPU never faster, already faster at the smallest size, or the two points have the same

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "errors.hpp"
@@ -358,6 +359,15 @@ ModelSpec Config::model_spec() const {
 }
 
 std::vector<Device> Config::devices() const { return devices_of(device); }
+
+std::optional<std::pair<size_t, size_t>> first_same_configs(const std::vector<Config>& configs) {
+  std::map<std::string, size_t> seen;
+  for (size_t k = 0; k < configs.size(); ++k) {
+    const auto [it, fresh] = seen.emplace(config_to_json(configs[k]).dump(), k);
+    if (!fresh) return std::make_pair(it->second, k);
+  }
+  return std::nullopt;
+}
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
   json j = parse_json_text(read_file(path, "config file"), path);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mlp.hpp"
@@ -105,6 +106,11 @@ Config config_from_json(const nlohmann::json& j, const std::string& config_dir);
 
 // The fully resolved config (every field, defaults included).
 nlohmann::json config_to_json(const Config& c);
+
+// The first two configs (by position, i < k) whose every resolved setting is equal: two
+// sweep points that would be one run twice however their values were written
+// (`data.grid=10,[10,10]`). nullopt when all differ.
+std::optional<std::pair<size_t, size_t>> first_same_configs(const std::vector<Config>& configs);
 
 // The whole precedence chain: reads `path` and validates it as written (a bad value in the
 // file is an error even when overridden), applies `overrides` (key.path=value, the

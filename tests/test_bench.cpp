@@ -110,6 +110,15 @@ TEST_CASE("crossover finder on synthetic timings", "[bench]") {
     CHECK(c.interpolated_samples < 1000);
     CHECK_FALSE(find_crossover({{10, 1, -1}, {100, -1, 1}}).evaluated);
   }
+  SECTION("the GPU wins at the first valid point but a smaller one has no GPU time: not below the range") {
+    const Crossover c = find_crossover({{10, 1, -1}, {100, 2, 1}, {1000, 4, 1}});
+    CHECK(c.faster_from == 1);
+    CHECK(c.slower_before == -1);
+    CHECK(c.unknown_before);
+    CHECK(c.interpolated_samples == 0);
+    CHECK_FALSE(find_crossover({{10, 2, 1}, {100, 20, 1}}).unknown_before);
+    CHECK_FALSE(find_crossover({{10, 1, 2}, {100, -1, 1}, {1000, 4, 1}}).unknown_before);  // a loss before
+  }
 }
 
 TEST_CASE("bench sweep over 3 sizes exports 3 points with the documented fields", "[bench][cli]") {
@@ -197,6 +206,15 @@ TEST_CASE("bench times 5 repeats per point unless --reps or an override says oth
     CHECK(b["context"]["repeats"] == reps);
     CHECK(b["results"][0]["times"].size() == size_t(reps));
   }
+  // Swept, the setting has no one value: the context says null, each result its own.
+  const std::string file = dir + "/swept.json";
+  const auto r = run_nntrain(common + file + " --sweep timing.repeats=1,2");
+  REQUIRE(r.exit_code == 0);
+  const json b = json::parse(slurp(file));
+  CHECK(b["context"]["repeats"].is_null());
+  CHECK(b["context"]["warmup_epochs"] == 0);
+  CHECK(b["results"][0]["repeats"] == 1);
+  CHECK(b["results"][1]["repeats"] == 2);
   fs::remove_all(dir);
 }
 

@@ -241,11 +241,51 @@ TEST_CASE("bench: a slower GPU's factor, a diverged run's time left out, the tim
 
   const std::string md = bench_markdown(r);
   CHECK_THAT(line_of(md, "| 10 | 100 | 11.00 ms |"), Catch::Contains("| GPU 2.00\u00d7 slower |"));
-  CHECK_THAT(line_of(md, "| 20 | 400 | gpu |"), Catch::Contains("| diverged |"));
+  // Its partial time is no time to compare: no min, max, stddev or rate beside "diverged".
+  CHECK_THAT(line_of(md, "| 20 | 400 | gpu |"), Catch::Contains("| diverged | - | - | - | 1.00\u00d7 | - |"));
   CHECK_THAT(line_of(md, "| 20 | 400 | 40.00 ms |"), Catch::Contains("| 40.00 ms | - | - |"));
   const std::string out = console_of(r);
   CHECK_THAT(out, Catch::Contains("speed-up: GPU 2.00\u00d7 slower\n"));
   CHECK_THAT(out, Catch::Contains("diverged at epoch 2: its time is not used"));
+  const std::string point2 = out.substr(out.find("Point 2/2"));  // median, min, max, mean, stddev, rate: "-"
+  CHECK_THAT(line_of(point2, "  gpu "), Catch::Matches(R"(\s*gpu\s+gpu-fused\s+1(\s+-){6}\s+1\s+0\.0 us\s*)"));
+}
+
+TEST_CASE("bench: a GPU run lost at the smallest size leaves the crossover below the first compared size, not "
+          "below the range",
+          "[report][bench]") {
+  // data.grid = 10: the GPU diverged; 20 (400 samples): GPU 3 ms against CPU 4 ms.
+  BenchReport r = hand_report("gap");
+  RunResult diverged = timed_run(Device::gpu, {0.001});
+  diverged.diverged_epoch = 2;
+  r.points.push_back(timed_point(0, 10, timed_run(Device::cpu, {0.001}), diverged));
+  r.points.push_back(timed_point(1, 20, timed_run(Device::cpu, {0.004}), timed_run(Device::gpu, {0.003})));
+  r.prices = parse_prices("cpu=1,gpu=1");
+  finish_report(r);
+  const std::string speed = "GPU faster at every size with a time on both devices, from data.grid = 20 (400 samples): "
+                            "the crossover is below 400 samples, where no point has one";
+  CHECK(bench_json(r)["crossover"]["message"] == speed);
+  CHECK_THAT(bench_markdown(r), Catch::Contains(speed) && Catch::Contains("GPU cheaper per run at every size with a time") &&
+                                    !Catch::Contains("below this range"));
+  CHECK_THAT(console_of(r), Catch::Contains(speed));
+}
+
+TEST_CASE("bench header: timing.repeats swept gives the range, and the JSON context no one value", "[report][bench]") {
+  BenchReport r = hand_report("reps");
+  r.points.push_back(timed_point(0, 10, timed_run(Device::cpu, {0.010}), timed_run(Device::gpu, {0.005})));
+  r.points.push_back(timed_point(1, 10, timed_run(Device::cpu, {0.010, 0.011, 0.012, 0.013}),
+                                 timed_run(Device::gpu, {0.005, 0.005, 0.005, 0.005})));
+  for (int i = 0; i < 2; ++i) {
+    r.points[size_t(i)].key = "timing.repeats";
+    r.points[size_t(i)].value = i == 0 ? 1 : 4;
+  }
+  r.context["repeats"] = nullptr;  // as cmd_bench records a swept setting
+  finish_report(r);
+  CHECK_THAT(bench_markdown(r), Catch::Contains("- 1-4 timed repeats per point (timing.repeats swept) (median shown)"));
+  CHECK_THAT(console_of(r), Catch::Contains("timing   1-4 timed repeats per point (timing.repeats swept)"));
+  r.points.pop_back();
+  finish_report(r);
+  CHECK_THAT(bench_markdown(r), Catch::Contains("- 1 timed repeat(s) per point (median shown)"));
 }
 
 TEST_CASE("bench page: a backtick in the command keeps its code span, an interpolated time to target is starred",

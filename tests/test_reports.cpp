@@ -174,6 +174,15 @@ TEST_CASE("console: the loss table ends at the last epoch, and a time to target 
   CHECK_THAT(out, Catch::Contains("loss 2.5 reached at epoch 6 after 610.00 ms (measured: clock read at that epoch, "
                                   "median of 2 repeats)"));
   CHECK_THAT(out, !Catch::Contains("interpolated"));
+  // log_every 1: each epoch once (epoch 1 was shown twice).
+  cfg.train.log_every = 1;
+  out = printed(cfg, {r});
+  for (int epoch = 1; epoch <= 7; ++epoch) {
+    const std::string row = fmt::format("\n  {:>8} {:>14}\n", epoch, 8 - epoch);
+    INFO(epoch);
+    CHECK(out.find(row) != std::string::npos);
+    CHECK(out.find(row) == out.rfind(row));
+  }
 }
 
 TEST_CASE("console header: the model's MFLOP per epoch, by hand", "[report]") {

@@ -240,6 +240,12 @@ TEST_CASE("prices parse, and bad ones are refused naming the value", "[worth][pr
   CHECK_NOTHROW(check_currency("EUR"));
   CHECK_THROWS_AS(check_currency(""), UsageError);
   CHECK_THROWS_AS(check_currency("a|b"), UsageError);
+  CHECK_NOTHROW(check_currency("$ (US)"));
+  CHECK_NOTHROW(check_currency("\u20ac"));  // a multi-byte sign
+  for (const char* md : {"<!--", "`x`", "*x*", "_x_", "[x]", "a&b", "~x", "a\\b"}) {
+    INFO(md);
+    CHECK_THROWS_AS(check_currency(md), UsageError);  // Markdown would read it, not show it
+  }
   CHECK_THROWS_AS(check_currency(std::string(17, 'x')), UsageError);
 }
 
