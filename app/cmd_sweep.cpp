@@ -108,14 +108,6 @@ std::string self_executable() {
 
 namespace {
 
-// The point's config as its own file: the resolved config, with a CSV path made absolute
-// (the file no longer sits beside the user's config, and a cluster node reads it).
-json point_config_json(const Config& cfg) {
-  json j = config_to_json(cfg);
-  if (!cfg.data.csv.empty()) j["data"]["csv"] = fs::absolute(cfg.data.csv_resolved).lexically_normal().string();
-  return j;
-}
-
 std::string absolute_or_empty(const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); }
 
 void check_grid_vs_flags(const std::vector<SweepSpec>& axes, const std::vector<std::string>& flag_keys) {
@@ -162,8 +154,13 @@ json plan_points(const SweepArgs& a, const std::vector<SweepSpec>& axes, std::ve
                       {"values", values},
                       {"overrides", grid_o},
                       {"devices", devices},
-                      {"config", point_config_json(configs.back())}});
+                      {"config", portable_config_json(configs.back())}});  // read on a cluster's node too
   }
+  if (const auto same = first_same_configs(configs))
+    throw UsageError(fmt::format("--grid: points {} and {} ({} and {}) give the same config: the two would be the "
+                                 "same run",
+                                 same->first + 1, same->second + 1, points[same->first]["label"].get<std::string>(),
+                                 points[same->second]["label"].get<std::string>()));
   return points;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -51,7 +52,16 @@ void write_models(const TrainArgs& a, const Config& cfg, const std::vector<RunRe
   // --save-model is what a sweep script picks up next: only a finished run is saved there.
   if (!a.save_model.empty()) {
     if (runs.front().status() == "ok") save_model(runs.front().final_params, a.save_model, data_column_names(cfg.data));
-    else fmt::print(stderr, "nntrain: --save-model {} not written: the run {}\n", a.save_model, runs.front().status());
+    else fmt::print(stderr, "nntrain: --save-model {} not written: the run {}\n", a.save_model,
+                    runs.front().status() == "interrupted" ? "was interrupted" : runs.front().status());
+  }
+  // A reused --out folder: an earlier run's files of a device this run has none for (it asked
+  // for one device, or `both` ran the CPU half alone) would pass for this run's.
+  for (const Device d : {Device::cpu, Device::gpu}) {
+    const auto at = std::find(devices.begin(), devices.end(), d);
+    const std::string name = to_string(d);
+    if (at == devices.end()) std::filesystem::remove(dir + "/surface." + name + ".csv");
+    if (at == devices.end() || at == devices.begin()) std::filesystem::remove(dir + "/model." + name + ".json");
   }
 }
 
@@ -255,6 +265,7 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   require_devices(registry, cfg, std::string("--device ") + to_string(cfg.device));
   if (a.write_surface) check_surface_request(cfg, a.write_surface);
   check_output_location(a.out.empty() ? cfg.output_dir : a.out);
+  check_run_folder(a, cfg);
   if (!a.save_model.empty()) {
     check_output_file(a.save_model, "--save-model");
     check_output_not_input(a.save_model, "--save-model",

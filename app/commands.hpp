@@ -66,7 +66,15 @@ void warn_gpu_not_run(const std::string& what, const std::string& reason);
 // The first half of require_devices: UsageError when the config trains a GPU on a path its
 // network can never take (no device needed).
 void check_gpu_path(const BackendRegistry& registry, const Config& cfg);
-// config_to_json plus the nntrain version, build type and git revision.
+// A reused --out folder (train's, a sweep point's): exit 2 before anything is written when
+// a file the run writes there is no regular file (a folder, a link to a device), is one of
+// the run's inputs (config, data, initial model) or is --save-model's file.
+void check_run_folder(const TrainArgs& a, const Config& cfg);
+// config_to_json with a CSV path made absolute: the file reads the same data from any folder
+// (a config resolves relative paths against its own folder, and this one is written elsewhere).
+nlohmann::json portable_config_json(const Config& cfg);
+// portable_config_json plus the nntrain version, build type and git revision (a config file
+// reads that block back as a record, not a setting: rerunning it reproduces the run).
 nlohmann::json resolved_config_json(const Config& cfg);
 
 int cmd_train(const TrainArgs& a);

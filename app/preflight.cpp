@@ -4,6 +4,11 @@
 // for `--device both` on a machine whose GPU cannot run: the CPU half runs alone, after a
 // warning naming what is missing; `--device gpu` there is exit 3 with the same reason.
 #include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "backend_registry.hpp"
 #include "commands.hpp"
@@ -118,8 +123,53 @@ void warn_gpu_not_run(const std::string& what, const std::string& reason) {
   fmt::print(stderr, "nntrain: warning: {}: the GPU half is not run: {}; the CPU half runs alone\n", what, reason);
 }
 
-nlohmann::json resolved_config_json(const Config& cfg) {
+namespace {
+
+// The files a run writes in its folder (cmd_train.cpp, record_failure, the stop watchdog).
+constexpr const char* kRunFiles[] = {"config.resolved.json", "metrics.csv",    "summary.json",
+                                     "model.json",           "model.cpu.json", "model.gpu.json",
+                                     "surface.cpu.csv",      "surface.gpu.csv"};
+
+// The same inode (however spelt or linked) where both exist, else the same path.
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat x {}, y {};
+  if (::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0) return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+  std::error_code ea, eb;
+  const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ea), pb = std::filesystem::weakly_canonical(b, eb);
+  return !ea && !eb && pa == pb;
+}
+
+}  // namespace
+
+void check_run_folder(const TrainArgs& a, const Config& cfg) {
+  if (a.out.empty()) return;  // a new numbered folder: nothing in it yet
+  const std::vector<std::pair<std::string, std::string>> inputs = {
+      {"--config", a.config}, {"data.csv", cfg.data.csv_resolved}, {"--init-model", a.init_model}};
+  for (const char* name : kRunFiles) {
+    const std::string file = a.out + "/" + name;
+    if (!a.save_model.empty() && same_file(file, a.save_model))
+      throw UsageError(fmt::format("--save-model {} is the run's own {} in --out {}: choose another file",
+                                   a.save_model, name, a.out));
+    const std::string what = fmt::format("--out {}: the run writes its {} there, but {}", a.out, name, file);
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      throw UsageError(what + " is not a regular file; remove it or choose another --out");
+    for (const auto& [option, path] : inputs)
+      if (!path.empty() && same_file(file, path))
+        throw UsageError(fmt::format("{} is {} {}: writing it would overwrite the input; choose another --out", what,
+                                     option, path));
+  }
+}
+
+nlohmann::json portable_config_json(const Config& cfg) {
   nlohmann::json j = config_to_json(cfg);
+  if (!cfg.data.csv.empty())
+    j["data"]["csv"] = std::filesystem::absolute(cfg.data.csv_resolved).lexically_normal().string();
+  return j;
+}
+
+nlohmann::json resolved_config_json(const Config& cfg) {
+  nlohmann::json j = portable_config_json(cfg);
   const BuildInfo& b = build_info();
   j["nntrain"] = {{"version", b.version}, {"build_type", b.build_type}, {"git_revision", b.git_revision}};
   return j;

@@ -309,6 +309,9 @@ Config config_from_json(const json& j, const std::string& config_dir) {
   if (root.has("cpu")) read_cpu(j.at("cpu"), c.cpu);
   if (root.has("gpu")) read_gpu(j.at("gpu"), c.gpu);
   if (root.has("output")) read_output(j.at("output"), c.output_dir);
+  // config.resolved.json's record of the build that wrote it: read back, it sets nothing.
+  if (root.has("nntrain") && !j.at("nntrain").is_object())
+    root.fail("/nntrain", "must be an object (config.resolved.json's record of the nntrain that wrote it)");
   root.finish();
   check_model_fits_data(c);
   return c;

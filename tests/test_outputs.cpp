@@ -287,3 +287,77 @@ TEST_CASE("train --save-model onto its --init-model is refused before the run, t
   CHECK(slurp(init) == before);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a reused --out whose files would be an input, --save-model's file or no regular file is refused before "
+          "the run",
+          "[outputs][cli]") {
+  const std::string dir = fresh_dir("out_reused");
+  const std::string run = dir + "/run";
+  const std::string common = "--config configs/peaks.json --epochs 2 --quiet --device cpu data.grid=5 --out " + run;
+  REQUIRE(run_nntrain(common).exit_code == 0);
+  const std::string model = slurp(run + "/model.json"), summary = slurp(run + "/summary.json");
+  // The run's own model as its initial one, its summary as --save-model's file.
+  for (const std::string& extra : {" --init-model " + run + "/model.json", " --save-model " + run + "/./summary.json",
+                                   " --save-model " + run + "/model.gpu.json"}) {
+    const auto r = run_nntrain(common + extra);
+    INFO(extra << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(one_line(r.err));
+    CHECK_THAT(r.err, Catch::Contains("--out " + run) || Catch::Contains("is the run's own"));
+  }
+  CHECK(slurp(run + "/model.json") == model);
+  CHECK(slurp(run + "/summary.json") == summary);
+  CHECK_FALSE(fs::exists(run + "/model.gpu.json"));
+  // A data CSV that sits in the folder under a name the run writes.
+  fs::copy_file(std::string(NNTRAIN_SOURCE_DIR) + "/data/sine2d.csv", run + "/metrics.csv",
+                fs::copy_options::overwrite_existing);
+  const std::string data = slurp(run + "/metrics.csv");
+  auto r = run_nntrain("--config configs/csv_example.json --epochs 1 --quiet --device cpu --out " + run + " data.csv=" +
+                       fs::absolute(run + "/metrics.csv").string());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("metrics.csv is data.csv"));
+  CHECK(slurp(run + "/metrics.csv") == data);
+  // A folder where the run writes its summary: refused before training, nothing written.
+  fs::remove(run + "/metrics.csv");
+  fs::remove(run + "/summary.json");
+  fs::create_directory(run + "/summary.json");
+  r = run_nntrain(common);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("summary.json is not a regular file"));
+  CHECK_FALSE(fs::exists(run + "/metrics.csv"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a reused --out keeps no model or surface of a device this run did not train", "[outputs][cli]") {
+  const std::string dir = fresh_dir("out_stale");
+  fs::create_directories(dir);
+  for (const char* f : {"model.gpu.json", "surface.gpu.csv", "model.cpu.json"}) std::ofstream(dir + "/" + f) << "stale\n";
+  const auto r = run_nntrain("--config configs/peaks.json --epochs 2 --quiet --device cpu data.grid=5 --write-surface 3 "
+                             "--out " + dir);
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::exists(dir + "/model.json"));
+  CHECK(fs::exists(dir + "/surface.cpu.csv"));
+  for (const char* f : {"model.gpu.json", "surface.gpu.csv", "model.cpu.json"}) {
+    INFO(f);
+    CHECK_FALSE(fs::exists(dir + "/" + f));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a run's config.resolved.json reruns as it is, its CSV found from any folder", "[outputs][cli]") {
+  const std::string dir = fresh_dir("out_rerun");
+  const std::string common = " --quiet --device cpu train.epochs=3 timing.warmup_epochs=0 --out ";
+  auto r = run_nntrain("--config configs/csv_example.json" + common + dir + "/a");
+  REQUIRE(r.exit_code == 0);
+  const auto resolved = nlohmann::json::parse(slurp(dir + "/a/config.resolved.json"));
+  CHECK(resolved["nntrain"].is_object());
+  CHECK(fs::path(resolved["data"]["csv"].get<std::string>()).is_absolute());
+  r = run_nntrain("--config " + dir + "/a/config.resolved.json" + common + dir + "/b");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(slurp(dir + "/a/metrics.csv") == slurp(dir + "/b/metrics.csv"));
+  r = run_nntrain("--config configs/peaks.json --epochs 1 --quiet nntrain=3 --out " + dir + "/c");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("config /nntrain: must be an object"));
+  fs::remove_all(dir);
+}

@@ -53,6 +53,11 @@ TEST_CASE("sweep and bench tables print times in us, ms or s", "[sweep][bench]")
   CHECK(seconds_text(0.01234) == "12.34 ms");
   CHECK(seconds_text(1.5) == "1.500 s");
   CHECK(seconds_text(-1) == "-");
+  // The unit follows the rounded value: never "1000.0 us" or "1000.00 ms".
+  CHECK(seconds_text(0.00099996) == "1.00 ms");
+  CHECK(seconds_text(0.00099994) == "999.9 us");
+  CHECK(seconds_text(0.9999996) == "1.000 s");
+  CHECK(seconds_text(0.999994) == "999.99 ms");
 }
 
 TEST_CASE("sweep timing: the most points at once during each local point, from their recorded intervals", "[sweep]") {
@@ -173,9 +178,9 @@ TEST_CASE("sweep launcher: a stop signal's copy to the process group is not a se
 namespace {
 
 // A bad grid is exit 2 with a message naming it, before anything runs or is written.
-void check_bad_grid(const std::string& grid, const std::string& message) {
+void check_bad_grid(const std::string& grid, const std::string& message, const std::string& base = kBase) {
   const std::string out = fresh_dir("sweep_bad");
-  const auto r = run_nntrain(std::string("sweep ") + kBase + " --out " + out + " " + grid);
+  const auto r = run_nntrain("sweep " + base + " --out " + out + " " + grid);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains(message));
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
@@ -252,7 +257,17 @@ TEST_CASE("sweep bad grid: more than 10,000 points is exit 2 before anything is 
 TEST_CASE("sweep and bench: a value listed twice is exit 2 (the two points would be one run)", "[sweep][errors]") {
   check_bad_grid("--grid seed=1,2,1", "--grid seed: 1 is listed twice (values 1 and 3)");
   CHECK_THROWS_WITH(parse_sweep("data.grid=[5, 5],4,[5,5]"), Catch::Contains("listed twice (values 1 and 3)"));
-  CHECK_NOTHROW(parse_sweep("data.grid=5,[5,5]"));  // the same run, but written differently: let through
+  CHECK_NOTHROW(parse_sweep("data.grid=5,[5,5]"));  // written differently: the resolved configs tell
+  // 5 and [5,5] are both a 5 x 5 grid, and across two axes seed 1 is the config's own seed.
+  const std::string any_grid = "--config configs/peaks.json --quiet train.epochs=3";  // kBase sets data.grid
+  check_bad_grid("--grid 'data.grid=4,5,[5,5]'",
+                 "--grid: points 2 and 3 (data.grid=5 and data.grid=[5,5]) give the same config", any_grid);
+  check_bad_grid("--grid seed=1,7 --grid 'data.grid=[4,4],4'",
+                 "--grid: points 1 and 2 (seed=1, data.grid=[4,4] and seed=1, data.grid=4) give the same config",
+                 any_grid);
+  const auto w = run_nntrain("bench " + any_grid + " --device cpu --sweep 'data.grid=5,[5,5]'");
+  CHECK(w.exit_code == 2);
+  CHECK_THAT(w.err, Catch::Contains("--sweep data.grid: values 1 and 2 (\"5\" and \"[5,5]\") give the same config"));
   const std::string out = fresh_dir("bench_twice");
   const auto r = run_nntrain(std::string("bench ") + kBase + " --device cpu --sweep data.grid=5,5 --export-json " + out +
                              "/b.json");
