@@ -89,8 +89,7 @@ std::vector<std::string> split_csv_line(const std::string& line, std::string* er
       if (i < n && line[i] != ',') fail("text after a quoted field's closing quote");
       while (i < n && line[i] != ',') ++i;
     } else {
-      for (; i < n && line[i] != ','; ++i)
-        if (line[i] != '\r') f += line[i];
+      for (; i < n && line[i] != ','; ++i) f += line[i];
       while (!f.empty() && blank(f.back())) f.pop_back();
     }
     out.push_back(std::move(f));
@@ -102,7 +101,14 @@ std::vector<std::string> split_csv_line(const std::string& line, std::string* er
 namespace {
 
 // One line's fields, or a UsageError naming the file and line where it is malformed.
-std::vector<std::string> fields_of(const std::string& line, const std::string& path, size_t line_no) {
+std::vector<std::string> fields_of(std::string line, const std::string& path, size_t line_no) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();  // a CRLF line end
+  // A carriage return anywhere else is no blank to drop: "2\r5" is not the number 25, and a
+  // file whose lines end in CR alone reads as one long line.
+  if (const size_t cr = line.find('\r'); cr != std::string::npos)
+    throw UsageError(path + ": line " + std::to_string(line_no) + ", byte " + std::to_string(cr + 1) +
+                     ": a carriage return inside the line (lines that end in CR alone are not read; save the file "
+                     "with LF or CRLF line ends)");
   std::string error;
   std::vector<std::string> f = split_csv_line(line, &error);
   if (!error.empty()) throw UsageError(path + ": line " + std::to_string(line_no) + ": " + error);

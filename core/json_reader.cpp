@@ -2,6 +2,7 @@
 #include "json_reader.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -55,6 +56,30 @@ json::parser_callback_t no_duplicate_keys(const std::string& source) {
   };
 }
 
+namespace {
+
+// Where `token` first stands as a number of its own: outside every string ("1e400" as a
+// name is no number) and not part of a longer token.
+size_t number_token_at(const std::string& text, const std::string& token) {
+  const auto part_of_number = [](char c) { return std::isalnum((unsigned char)c) || c == '.' || c == '-' || c == '+'; };
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (text.compare(i, token.size(), token) == 0 && (i == 0 || !part_of_number(text[i - 1])) &&
+               (i + token.size() == text.size() || !part_of_number(text[i + token.size()]))) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
 json parse_json_text(const std::string& text, const std::string& source) {
   try {
     return json::parse(text, no_duplicate_keys(source), true, /*ignore_comments=*/false);
@@ -69,9 +94,11 @@ json parse_json_text(const std::string& text, const std::string& source) {
         ++col;
       }
     }
+    // The library's own "parse error at line L, column C: " says the position again.
     std::string what = e.what();
-    const auto pos = what.find("parse error");
-    if (pos != std::string::npos) what = what.substr(pos);
+    if (const auto pos = what.find("parse error"); pos != std::string::npos) what = what.substr(pos);
+    if (what.rfind("parse error at line ", 0) == 0)
+      if (const auto colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
     throw UsageError(source + ": malformed JSON at line " + std::to_string(line) + ", column " +
                      std::to_string(col) + ": " + what);
   } catch (const json::exception& e) {
@@ -82,7 +109,7 @@ json parse_json_text(const std::string& text, const std::string& source) {
     std::string where;
     if (q1 != std::string::npos && q2 > q1 + 1) {
       const std::string token = what.substr(q1 + 1, q2 - q1 - 1);
-      const size_t at = text.find(token);
+      const size_t at = number_token_at(text, token);
       if (at != std::string::npos) {
         const size_t line = 1 + size_t(std::count(text.begin(), text.begin() + long(at), '\n'));
         const size_t nl = text.rfind('\n', at);

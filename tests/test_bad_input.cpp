@@ -119,7 +119,7 @@ void run_cases(const std::vector<Case>& cases, const std::string& root, const Ru
 TEST_CASE("bad input matrix: malformed and truncated JSON", "[bad_input]") {
   const std::string root = fresh_dir("bad_json");
   run_cases({
-                {"syntax", "{\"seed\": 1,, }", "", {"config.json", "malformed JSON at line 1, column 12"}},
+                {"syntax", "{\"seed\": 1,, }", "", {"config.json", "malformed JSON at line 1, column 12: syntax error"}},
                 {"truncated", "{\n \"model\": {\"layers\": [2, 20", "", {"config.json", "malformed JSON at line 2"}},
                 {"empty_file", "  \n", "", {"config.json", "malformed JSON"}},
                 {"trailing_garbage", "{} {}", "", {"config.json", "malformed JSON at line 1"}},
@@ -220,6 +220,8 @@ TEST_CASE("bad input matrix: out-of-range values", "[bad_input]") {
                 {"lr_negative", R"({"optimizer": {"lr": -0.01}})", "", {"/optimizer/lr", "out of range"}},
                 {"lr_huge", R"({"optimizer": {"lr": 1e300}})", "", {"/optimizer/lr", "out of range"}},
                 {"lr_overflow", "{\n  \"optimizer\": {\"lr\": 1e400}}", "", {"config.json", "line 2, column 23", "1e400", "not finite"}},
+                // The number, not a string that spells it earlier in the file.
+                {"overflow_after_name", "{\n  \"name\": \"1e400\",\n  \"seed\": 1e400\n}", "", {"config.json", "line 3, column 11"}},
                 {"lr_overflow_override", "", "optimizer.lr=-1e400", {"optimizer.lr=-1e400", "not finite"}},
                 {"beta1_one", R"({"optimizer": {"beta1": 1.0}})", "", {"/optimizer/beta1"}},
                 {"eps_zero", R"({"optimizer": {"eps": 0}})", "", {"/optimizer/eps"}},

@@ -153,6 +153,10 @@ TEST_CASE("CSV line numbers count blank lines and the line without a newline", "
   CHECK_THAT(err("a,y\n\n# note\n1,2\n"), Catch::Contains("t.csv: line 3: expected 2 fields"));
   // A blank line before the header moves the header's line number too.
   CHECK_THAT(err("\na,a,y\n1,2,3\n"), Catch::Contains("t.csv: line 2: column \"a\" appears twice"));
+  // A carriage return inside a line is not dropped: "2\r5" is no 25, and CR-only line ends
+  // are one line, not a header naming "y\r1".
+  CHECK_THAT(err("a,y\n1,2\r5\n"), Catch::Contains("t.csv: line 2, byte 4: a carriage return inside the line"));
+  CHECK_THAT(err("a,y\r1,2\r3,4\r"), Catch::Contains("t.csv: line 1, byte 4: a carriage return inside the line"));
 }
 
 TEST_CASE("CSV quoting as spreadsheets and R write it: quoted names and cells, commas and quotes inside",
