@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -220,11 +222,9 @@ class GpuBackend final : public Backend {
       path_why_ = "requested";
       return;
     }
-    if (want == GpuPath::resident || want == GpuPath::automatic) {
-      res_plan_ = plan_resident(spec_.widths, activations_of(spec_), plan_.batch, shared_optin(),
-                                resident_grid_blocks_from_env());
-      if (res_plan_.grid && res_plan_.exact) res_plan_.force_threads = resident_grid_threads_from_env();
-    }
+    if (want == GpuPath::resident || want == GpuPath::automatic)
+      res_plan_ = plan_resident_for(spec_, plan_.batch, opt_.chunk_epochs, steps_per_epoch(),
+                                    /*knobs=*/want == GpuPath::resident);
     if (want == GpuPath::resident || (want == GpuPath::automatic && resident_preferred(res_plan_))) {
       if (!res_plan_.fits) throw UsageError("gpu.path resident: this problem does not fit: " + res_plan_.why);
       res_ = true;
@@ -309,6 +309,7 @@ class GpuBackend final : public Backend {
     }
     g.end_capture(s);
     CUDA_CHECK(cudaGraphUpload(g.exec(), s));
+    stream_->synchronize();  // the upload is stream-ordered: done before train()'s clock starts
     note_graph_kernels(g, epochs, fused_launches_ - launches_before);
     return graphs_.emplace(epochs, std::move(g)).first->second;
   }
@@ -330,6 +331,8 @@ class GpuBackend final : public Backend {
   void ensure_table_capacity(int epochs) {
     const size_t steps = size_t(epochs) * size_t(steps_per_epoch());
     if (!res_ || table_.size() >= steps) return;
+    if (steps > size_t(std::numeric_limits<int>::max()))  // choose_path refused such chunks
+      throw std::logic_error("resident path: a chunk of " + std::to_string(steps) + " steps");
     stream_->synchronize();
     table_ = DeviceBuffer<AdamStep>(steps);
     table_host_.reserve(steps);
@@ -411,7 +414,7 @@ class GpuBackend final : public Backend {
     }
     launch_mse_delta(act_[size_t(L)].get(), Y, n_out, n, spec_.activation(L - 1), delta_[size_t(L)].get(),
                      loss_partial_.get(), s);
-    launch_loss_finalize(loss_partial_.get(), loss_blocks(n * n_out), n_out, d, hyper_, state_.get(),
+    launch_loss_finalize(loss_partial_.get(), loss_blocks(size_t(n) * size_t(n_out)), n_out, d, hyper_, state_.get(),
                          loss_dev_.get(), s);
     // Backward: dW_l (in × out col-major) = A_l (in × n) · D_{l+1}^T; db_l = row sums of D_{l+1};
     // D_l (in × n) = W_l^T (in × out) · D_{l+1} (out × n), then times f'(A_l).

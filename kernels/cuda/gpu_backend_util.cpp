@@ -3,7 +3,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,19 @@
 #include "fused_v2.hpp"
 
 namespace nntrain::cuda {
+
+ResidentPlan plan_resident_for(const ModelSpec& spec, int batch, int chunk_epochs, int steps_per_epoch, bool knobs) {
+  ResidentPlan plan = plan_resident(spec.widths, activations_of(spec), batch, shared_optin(),
+                                    knobs ? resident_grid_blocks_from_env() : 0);
+  if (knobs && plan.grid && plan.exact) plan.force_threads = resident_grid_threads_from_env();
+  const size_t chunk_steps = size_t(std::max(1, chunk_epochs)) * size_t(steps_per_epoch);
+  if (plan.fits && chunk_steps > size_t(std::numeric_limits<int>::max())) {
+    plan.fits = false;
+    plan.why = "a chunk of " + std::to_string(chunk_epochs) + " epochs is " + std::to_string(chunk_steps) +
+               " steps, more than one launch counts (2147483647); lower gpu.chunk_epochs";
+  }
+  return plan;
+}
 
 std::vector<Activation> activations_of(const ModelSpec& spec) {
   std::vector<Activation> acts;

@@ -1,5 +1,5 @@
 // gpu_backend_util.hpp — the GPU backend's small host helpers: its diagnostic environment
-// variables and the driver's count of a graph's kernel nodes.
+// variables, the resident path's plan and the driver's count of a graph's kernel nodes.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mlp.hpp"
+#include "resident.hpp"
 
 namespace nntrain::cuda {
 
@@ -24,6 +25,12 @@ std::vector<Activation> activations_of(const ModelSpec& spec);
 
 // Device 0's opt-in shared memory per block (bytes).
 size_t shared_optin();
+
+// The resident path's plan on device 0 for batches of `batch` and chunks of `chunk_epochs`
+// epochs of `steps_per_epoch` steps. `knobs` (the path asked for by name) applies its test
+// knobs; auto plans it as it is, so a bad knob fails only the path it would change. A chunk
+// of more steps than its kernels count (int) does not fit.
+ResidentPlan plan_resident_for(const ModelSpec& spec, int batch, int chunk_epochs, int steps_per_epoch, bool knobs);
 
 // Kernel nodes of a captured graph, counted by the driver; -1 where the driver API is not
 // there (GPGPU-Sim).

@@ -146,8 +146,8 @@ void launch_act_backward(float* d, const float* y, int width, int count, Activat
   CUDA_CHECK_LAUNCH();
 }
 
-int loss_blocks(int elements) {
-  return std::max(1, std::min(kMaxLossBlocks, (elements + kReduceThreads - 1) / kReduceThreads));
+int loss_blocks(size_t elements) {  // size_t: a batch × outputs past 2^31 (40M × 64) is no 1-block grid
+  return int(std::max<size_t>(1, std::min<size_t>(kMaxLossBlocks, (elements + kReduceThreads - 1) / kReduceThreads)));
 }
 
 void launch_mse_delta(const float* p, const float* t, int n_out, int count, Activation out_act, float* delta,
@@ -155,7 +155,7 @@ void launch_mse_delta(const float* p, const float* t, int n_out, int count, Acti
   const size_t total = size_t(n_out) * size_t(count);
   // Same float expression as the CPU reference: 2 / (count × n_out), each rounded once.
   const float two_over_count = 2.0f / (float(count) * float(n_out));
-  mse_delta_kernel<<<loss_blocks(int(total)), kReduceThreads, 0, s>>>(p, t, total, two_over_count, out_act, delta,
+  mse_delta_kernel<<<loss_blocks(total), kReduceThreads, 0, s>>>(p, t, total, two_over_count, out_act, delta,
                                                                       partials);
   CUDA_CHECK_LAUNCH();
 }

@@ -34,7 +34,7 @@ void launch_act_backward(float* d, const float* y, int width, int count, Activat
 
 // Output layer: delta[k] = 2/(count·n_out) (p[k] - t[k]) · act'(p[k]); the squared errors
 // summed (in double) into partials[0 .. loss_blocks(count·n_out)).
-int loss_blocks(int elements);
+int loss_blocks(size_t elements);
 void launch_mse_delta(const float* p, const float* t, int n_out, int count, Activation out_act, float* delta,
                       double* partials, cudaStream_t s);
 

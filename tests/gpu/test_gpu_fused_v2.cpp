@@ -426,6 +426,7 @@ TEST_CASE("fused v2 and resident: a bad test knob of one path does not fail the 
   {
     const ScopedEnv env("NNTRAIN_RESIDENT_GRID_BLOCKS", "abc");
     CHECK(make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "fused"))->name() == "gpu-fused");
+    CHECK(make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "auto"))->name() == "gpu-fused");  // never resident
     CHECK_THROWS_AS(make_gpu_backend(d, options({2, 20, 5, 1}, Activation::relu, "resident")), UsageError);
   }
   {
