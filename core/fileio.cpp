@@ -182,7 +182,23 @@ std::string make_numbered_run_dir(const std::string& parent) {
   throw IoError("no free run number under " + parent);
 }
 
+namespace {
+
+// A name longer than a file system holds (255 bytes) fails only when it is created, after the
+// run: the message names the first such part of the path, shortened.
+void check_name_lengths(const std::string& path, const std::string& what) {
+  for (const fs::path& part : fs::path(path)) {
+    const std::string& name = part.native();
+    if (name.size() > 255)
+      throw UsageError(what + ": the name \"" + name.substr(0, 24) + "...\" is " + std::to_string(name.size()) +
+                       " bytes, longer than a file name may be (255)");
+  }
+}
+
+}  // namespace
+
 void check_output_location(const std::string& dir) {
+  check_name_lengths(dir, "output path " + dir.substr(0, 64) + (dir.size() > 64 ? "..." : ""));
   // Walk up to the first existing ancestor; it must be a writable directory.
   fs::path p = fs::absolute(dir);
   std::error_code ec;
@@ -208,6 +224,7 @@ void check_output_file(const std::string& file, const std::string& option, bool 
     if (stdout_ok) return;
     throw UsageError(option + " -: this option writes a file, not stdout (./- names a file called -)");
   }
+  check_name_lengths(file, option + " " + file.substr(0, 64) + (file.size() > 64 ? "..." : ""));
   const fs::path p(file);
   std::error_code ec;
   if (!p.has_filename() || fs::is_directory(p, ec))

@@ -361,3 +361,20 @@ TEST_CASE("a run's config.resolved.json reruns as it is, its CSV found from any 
   CHECK_THAT(r.err, Catch::Contains("config /nntrain: must be an object"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("an output name longer than a file system holds is exit 2 before the run, not exit 1 after it",
+          "[outputs][cli]") {
+  const std::string dir = fresh_dir("out_long");
+  fs::create_directories(dir);
+  const std::string common = "--config configs/peaks.json --epochs 1 --quiet --device cpu data.grid=5 --out ";
+  const std::string long_name(300, 'x');
+  auto r = run_nntrain(common + dir + "/" + long_name);
+  CHECK(r.exit_code == 2);
+  CHECK(one_line(r.err));
+  CHECK_THAT(r.err, Catch::Contains("is 300 bytes, longer than a file name may be (255)"));
+  r = run_nntrain(common + dir + "/run --save-model " + dir + "/" + long_name + ".json");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("nntrain: error: --save-model") && Catch::Contains("is 305 bytes"));
+  CHECK_FALSE(fs::exists(dir + "/run"));
+  fs::remove_all(dir);
+}
