@@ -3,6 +3,7 @@
 // Order matters for "bad input writes nothing": the config, the data, the initial model,
 // the device and the output location are all checked before the output folder exists.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,6 +64,20 @@ void write_models(const TrainArgs& a, const Config& cfg, const std::vector<RunRe
     if (at == devices.end()) std::filesystem::remove(dir + "/surface." + name + ".csv");
     if (at == devices.end() || at == devices.begin()) std::filesystem::remove(dir + "/model." + name + ".json");
   }
+}
+
+// Weights trained on other columns fit any data of the same widths: used by position, as
+// asked, but said once, since the new model.json records this data's names.
+void warn_other_columns(const std::string& init_model, const ModelNames& from, const ModelNames& data) {
+  if (init_model.empty() || from.inputs.empty() || (from.inputs == data.inputs && from.outputs == data.outputs))
+    return;
+  const auto list = [](const ModelNames& n) {
+    return fmt::format("{} -> {}", fmt::join(n.inputs, ", "), fmt::join(n.outputs, ", "));
+  };
+  fmt::print(stderr,
+             "nntrain: warning: --init-model {} was trained on columns {}; this data's are {} (its weights are "
+             "used by position)\n",
+             init_model, list(from), list(data));
 }
 
 // Why a run diverged, as its exit line says it. Full batch, epoch 1's loss is the initial
@@ -261,6 +276,7 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   // (which come straight to this function) follow the same rule as `nntrain train`.
   if (const std::string why = drop_missing_gpu(registry, cfg); !why.empty()) warn_gpu_not_run("--device both", why);
   Prepared prep = prepare_run(cfg, a.init_model);
+  warn_other_columns(a.init_model, prep.init_names, data_column_names(cfg.data));
   (void)validation_samples(prep.data.n, cfg.data.validation_fraction);  // a split that leaves nothing: exit 2 now
   require_devices(registry, cfg, std::string("--device ") + to_string(cfg.device));
   if (a.write_surface) check_surface_request(cfg, a.write_surface);

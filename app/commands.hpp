@@ -47,6 +47,7 @@ struct PredictArgs {
 struct Prepared {
   Dataset data;
   Params init;
+  ModelNames init_names;  // the columns --init-model's file was trained on (none in older files)
 };
 Prepared prepare_run(const Config& cfg, const std::string& init_model);
 // The devices' check, the same for train and bench, before anything runs, asked of the

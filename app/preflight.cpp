@@ -61,7 +61,7 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model) {
                            " parameters) with /train/epochs " + std::to_string(cfg.train.epochs) + " on " +
                            std::to_string(p.data.n) + " samples");
   if (!init_model.empty()) {
-    p.init = load_model(init_model);
+    p.init = load_model(init_model, &p.init_names);
     check_same_shape(p.init, cfg.model_spec(), init_model);
   } else {
     p.init = init_params(cfg.model_spec(), cfg.model.init, cfg.seed);

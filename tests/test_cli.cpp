@@ -87,8 +87,22 @@ TEST_CASE("epochs 0 with save-model saves the initial weights and init-model rep
                   " data.grid=30");
   REQUIRE(r.exit_code == 0);
   CHECK(slurp(out2 + "/metrics.csv") == slurp(out3 + "/metrics.csv"));
+  CHECK_THAT(r.err, !Catch::Contains("warning"));  // the same columns: nothing to say
+  // Weights from other columns (a,b -> y): used by position, and said once.
+  fs::remove_all(out3);
+  std::string other = slurp(model);
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"x1\"", "\"a\""}, {"\"x2\"", "\"b\""}})
+    other.replace(other.find(from), from.size(), to);
+  write_text(out + "_other.json", other);
+  r = run_nntrain("--config configs/peaks.json --epochs 5 --quiet --seed 99 --init-model " + out + "_other.json --out " +
+                  out3 + " data.grid=30");
+  REQUIRE(r.exit_code == 0);
+  CHECK(slurp(out2 + "/metrics.csv") == slurp(out3 + "/metrics.csv"));
+  CHECK_THAT(r.err, Catch::Contains("warning: --init-model " + out + "_other.json was trained on columns a, b -> y; "
+                                    "this data's are x1, x2 -> y (its weights are used by position)"));
   for (const auto& d : {out, out2, out3}) fs::remove_all(d);
   fs::remove(model);
+  fs::remove(out + "_other.json");
 }
 
 // model.init and model.output_activation from a config reach the saved model: the weights'
