@@ -184,6 +184,12 @@ void read_data(const json& j, DataConfig& c, const std::string& config_dir) {
   const bool has_csv = d.has("csv");
   const bool has_gen = d.has("generator");
   if (has_csv && has_gen) d.fail("/data", "give either \"generator\" or \"csv\", not both");
+  // A peaks config made a CSV one by an override keeps its grid: say what the key is (not
+  // "unknown", and without listing it among a CSV's keys).
+  for (const char* key : {"grid", "range"})
+    if (has_csv && j.contains(key))
+      d.fail(std::string("/data/") + key, std::string("applies to generated data, not to a CSV file; remove it (as an "
+                                                      "override: data={\"") + key + "\":null,...})");
   if (has_csv) read_csv_source(d, c, config_dir);
   else read_generator(d, c);
   read_validation(d, c);

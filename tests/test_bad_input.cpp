@@ -192,6 +192,9 @@ TEST_CASE("bad input matrix: unknown and misspelt keys", "[bad_input]") {
                 {"unknown_root", R"({"colour": "red"})", "", {"/colour", "unknown key"}},
                 {"unknown_far", R"({"data": {"zzzzzzzz": 1}})", "", {"/data/zzzzzzzz", "valid keys here"}},
                 // Each valid key listed once (the reader asks for "csv" and "generator" twice).
+                // A peaks config made a CSV one keeps its grid: a key of generated data, not an unknown one.
+                {"csv_with_grid", R"({"data": {"csv": "d.csv", "inputs": ["a"], "targets": ["b"], "grid": 10}})", "",
+                 {"/data/grid: applies to generated data, not to a CSV file"}},
                 {"unknown_far_csv", R"({"data": {"csv": "d.csv", "inputs": ["a"], "targets": ["b"], "zzzzzzzz": 1}})",
                  "", {"/data/zzzzzzzz", "(valid keys here: csv, generator, inputs, targets, validation_fraction, validation_every)"}},
                 {"unknown_override", "", "optimizer.momentum=0.9", {"/optimizer/momentum", "unknown key"}},
