@@ -57,11 +57,15 @@ CLI::Validator retired_value(const char* key) {
 }
 
 // "nan" and "inf" parse as doubles but are no value a config key takes (JSON has no NaN: it
-// would become null, which train.target_loss reads as "no target").
+// would become null, which train.target_loss reads as "no target"). strtod also reads hex
+// ("0x10" is 16) and CLI11 turns "" into 0: a decimal number, all of the text, or an error
+// naming what was typed.
 const CLI::Validator kFinite(
     [](std::string& text) {
       char* end = nullptr;
       const double d = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size() || text.find_first_of("xX") != std::string::npos)
+        return "value \"" + text + "\" is not a decimal number";
       return std::isfinite(d) ? std::string() : "value " + text + " is not a finite number";
     },
     "");

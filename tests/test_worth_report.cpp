@@ -247,6 +247,10 @@ TEST_CASE("bad --target-loss, --price or --currency: exit 2 naming the value, be
       {bench + "--price cpu=1 --currency ''", "--currency \"\""},
       {"--config configs/peaks.json --target-loss -1 --out " + dir + "/run", "value -1.0 is not a loss to reach"},
       {"--config configs/peaks.json --target-loss nan --out " + dir + "/run", "value nan is not a finite number"},
+      // strtod reads hex, CLI11 reads "" as 0: neither is a number the user wrote.
+      {"--config configs/peaks.json --lr 0x10 --out " + dir + "/run", "value \"0x10\" is not a decimal number"},
+      {"--config configs/peaks.json --lr '' --out " + dir + "/run", "value \"\" is not a decimal number"},
+      {bench + "--target-loss 0.5x", "value \"0.5x\" is not a decimal number"},
   };
   for (const auto& [args, msg] : cases) {
     INFO(args);
