@@ -47,9 +47,16 @@ std::vector<std::string> input_columns(const PredictArgs& a, const ModelNames& n
       if (cols[k] == cols[i])  // as train refuses it: the model's inputs are distinct features
         throw UsageError(a.input + ": input column \"" + cols[i] + "\" is named twice (inputs " + std::to_string(k + 1) +
                          " and " + std::to_string(i + 1) + ")");
-  if (int(cols.size()) != n_in)
+  if (int(cols.size()) != n_in) {
+    // "--inputs x1,x2" is one name with a comma in it (a CSV name may hold one).
+    const auto comma = std::find_if(cols.begin(), cols.end(), [](const std::string& c) { return c.find(',') != c.npos; });
     throw UsageError(a.input + ": the model takes " + std::to_string(n_in) + " inputs but " +
-                     std::to_string(cols.size()) + " input columns were found/given");
+                     std::to_string(cols.size()) + " input columns were found/given" +
+                     (comma == cols.end() || a.input_columns.empty()
+                          ? std::string()
+                          : " (--inputs \"" + *comma + "\" is one column name; give each as its own argument: "
+                                                        "--inputs NAME NAME ...)"));
+  }
   return cols;
 }
 

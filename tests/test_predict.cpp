@@ -301,6 +301,11 @@ TEST_CASE("predict refuses a CSV that lacks a named input, or has a prediction c
   // Asked by --inputs, the columns are taken as named, whatever the model records.
   r = run_nntrain("predict --model " + named + " --input " + in + " --output " + dir + "/out.csv --inputs x1 z");
   CHECK(r.exit_code == 0);
+  // A comma-separated list is one name (a CSV name may hold a comma): said so.
+  r = run_nntrain("predict --model " + named + " --input " + in + " --output " + dir + "/out1.csv --inputs x1,z");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("takes 2 inputs but 1 input columns were found/given (--inputs \"x1,z\" is one "
+                                    "column name; give each as its own argument"));
   write_text(in, "x1,x2,prediction0\n1,2,3\n");
   r = run_nntrain("predict --model " + named + " --input " + in + " --output " + dir + "/out2.csv");
   CHECK(r.exit_code == 2);
