@@ -202,3 +202,79 @@ mutant s34-env-sweep-value app/cmd_bench.cpp '[errors]' \
   '} catch (const EnvError& e) {' \
   '} catch (const IoError& e) {' \
   'bench --sweep with NNTRAIN_FAST_PHASES=2: the error reads "--sweep seed: value 1 of 2 is invalid", as if the value were wrong'
+
+# --- a third review's bugs (2026-11-30): bench's crossover and header, the page's cells, the
+# currency, a config twice in a sweep, train's --out folder and resolved config, CSV and JSON
+# positions (docs/journal/2026-11-30-review3.md) ----------------------------------------------
+mutant s36-crossover-unknown core/bench_stats.cpp '[bench]' \
+  'c.unknown_before = k == 0 && valid[0] > 0;' \
+  'c.unknown_before = false;' \
+  'bench: the GPU diverged at the smallest size, yet "GPU faster at every size tried: the crossover is below this range"'
+mutant s36-repeats-swept app/bench_report.cpp '[report]' \
+  'if (!r.points.empty() && r.points[0].key == "timing.repeats") {' \
+  'if (false) {' \
+  'bench --sweep timing.repeats=1,4: the header says 1 repeat per point'
+mutant s36-diverged-cells app/bench_report.cpp '[report]' \
+  'return run.status() == "ok" ? seconds_text(seconds) : std::string("-");' \
+  'return seconds_text(seconds);' \
+  'bench: a diverged run'"'"'s partial times in the table beside the word diverged'
+mutant s36-seconds-unit app/bench_points.cpp '[sweep][bench]' \
+  'if (std::round(s * 1e7) < 1e4) return' \
+  'if (s < 1e-3) return' \
+  'bench, train: 0.99996 ms printed "1000.0 us"'
+mutant s36-currency-markdown core/bench_stats.cpp '[price]' \
+  'std::string_view(",\"|\\`*_<>[]~&")' \
+  'std::string_view(",\"|")' \
+  'bench --currency "<!--": the Markdown page hides the rest of itself'
+mutant s36-same-config core/config.cpp '[sweep][errors]' \
+  'if (!fresh) return std::make_pair(it->second, k);' \
+  ';' \
+  'sweep --grid data.grid=5,[5,5]: one run twice'
+mutant s36-loss-table-twice app/report.cpp '[report]' \
+  'if (ep > 1) rows.push_back(ep);' \
+  'rows.push_back(ep);' \
+  'train with log_every 1: epoch 1 twice in the loss table'
+mutant s36-resolved-provenance core/config.cpp '[outputs]' \
+  'if (root.has("nntrain") && !j.at("nntrain").is_object())' \
+  'if (false)' \
+  'a run'"'"'s config.resolved.json refused as a config ("unknown key nntrain")'
+mutant s36-resolved-csv-path app/preflight.cpp '[outputs]' \
+  'j["data"]["csv"] = std::filesystem::absolute(cfg.data.csv_resolved).lexically_normal().string();' \
+  ';' \
+  'config.resolved.json names its CSV relative to the user'"'"'s config, not found from the run folder'
+mutant s36-out-input app/preflight.cpp '[outputs]' \
+  'if (!path.empty() && same_file(file, path))' \
+  'if (false)' \
+  'train --out DIR --init-model DIR/model.json: the initial model overwritten'
+mutant s36-out-not-regular app/preflight.cpp '[outputs]' \
+  'if (::stat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode))' \
+  'if (false)' \
+  'train --out DIR with a folder DIR/summary.json: exit 1 after training, not exit 2 before'
+mutant s36-stale-gpu-model app/cmd_train.cpp '[outputs]' \
+  'if (at == devices.end() || at == devices.begin()) std::filesystem::remove(dir + "/model." + name + ".json");' \
+  ';' \
+  'train --device cpu into a folder of a --device both run: its model.gpu.json left as if this run'"'"'s'
+mutant s36-csv-carriage-return core/dataset.cpp '[data]' \
+  'if (const size_t cr = line.find('"'"'\r'"'"'); cr != std::string::npos)' \
+  'if (const size_t cr = 0; false)' \
+  'CSV: a carriage return inside a cell dropped, "2\r5" read as 25'
+mutant s36-json-number-position core/json_reader.cpp '[bad_input]' \
+  'in_string = true;' \
+  'in_string = false;' \
+  'config: 1e400 reported at a string that spells it, lines before the number'
+mutant s36-name-too-long core/fileio.cpp '[outputs]' \
+  'if (name.size() > 255)' \
+  'if (false)' \
+  'train --save-model with a 300-byte name: trains, writes the run folder, then exit 1'
+mutant s36-init-other-columns app/cmd_train.cpp '[cli]' \
+  'if (init_model.empty() || from.inputs.empty() || (from.inputs == data.inputs && from.outputs == data.outputs))' \
+  'if (true)' \
+  'train --init-model of a model trained on other columns: used silently, its names replaced'
+mutant s36-csv-grid-key core/config.cpp '[bad_input]' \
+  'if (has_csv && j.contains(key))' \
+  'if (false)' \
+  'a CSV config with data.grid: "unknown key grid", though grid is a key of generated data'
+mutant s36-real-flag-decimal app/cli_flags.cpp '[errors]' \
+  'if (text.empty() || end != text.c_str() + text.size() || text.find_first_of("xX") != std::string::npos)' \
+  'if (false)' \
+  'train --lr 0x10 trains at lr 16; --lr "" is reported as "value 0.0 is out of range"'
