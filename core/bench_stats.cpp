@@ -201,8 +201,8 @@ Prices parse_prices(const std::string& arg) {
     if (p.of(*d) > 0) fail(name + " is priced twice");
     char* end = nullptr;
     const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size())
-      fail(name + " price \"" + text + "\" is not a number");
+    if (text.empty() || end != text.c_str() + text.size() || text.find_first_of("xX") != std::string::npos)
+      fail(name + " price \"" + text + "\" is not a number");  // strtod reads hex: 0x10 is no price typed
     if (!std::isfinite(v) || !(v > 0))
       fail(name + " price " + text + " is not a finite number > 0 (the price of one hour of the device)");
     (*d == Device::cpu ? p.cpu : p.gpu) = v;

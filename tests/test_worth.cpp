@@ -227,7 +227,7 @@ TEST_CASE("prices parse, and bad ones are refused naming the value", "[worth][pr
       {"cpu=inf", "inf is not a finite number"}, {"cpu=nan", "nan is not a finite number"},
       {"tpu=1", "unknown device \"tpu\""}, {"cpu=1,cpu=2", "cpu is priced twice"},
       {"cpu=1,", "\"\" is not device=price"}, {"", "expected device=price"},
-      {"cpu=1x", "\"1x\" is not a number"}};
+      {"cpu=1x", "\"1x\" is not a number"}, {"cpu=0x10", "\"0x10\" is not a number"}};
   for (const auto& [arg, msg] : bad) {
     INFO(arg);
     try {
