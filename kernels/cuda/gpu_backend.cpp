@@ -35,9 +35,8 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// A graph holds whole epochs (batch indices are baked into its nodes; everything else comes
-// from TrainState). Epochs with more steps than kMaxGraphSteps (gpu_backend.hpp) are
-// launched without a graph, which is still asynchronous but pays a launch per kernel.
+// A graph holds whole epochs (batch indices baked in; the rest from TrainState). Epochs of
+// more than kMaxGraphSteps steps (gpu_backend.hpp) launch without one, a launch per kernel.
 constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 
 FusedV2Plan plan_fused_v2_for(const ModelSpec& spec) {
@@ -212,10 +211,9 @@ class GpuBackend final : public Backend {
   int steps_per_epoch() const { return plan_.batches; }
   bool uses_graphs() const { return !res_ && steps_per_epoch() <= max_graph_steps_; }
 
-  // fused = v2 (one kernel per step); auto takes v2 where it fits, else cuBLAS (the retired
-  // two-kernel v1 fitted no net v2 does not: test_gpu_fused_v2.cpp). A path's test-only knobs
-  // (NNTRAIN_RESIDENT_GRID_BLOCKS and _THREADS, NNTRAIN_FUSED_V2_SMEM_KIB, ...) are read only
-  // where that path is planned, so a bad value fails only the paths it would change.
+  // fused = v2 (one kernel per step); auto takes the resident path where it measured faster
+  // (resident_preferred), else v2 in its 64-sample tile, else cuBLAS. A path's test-only knobs
+  // are read only where that path is planned: a bad value fails only the paths it changes.
   void choose_path() {
     const GpuPath want = opt_.gpu_path;
     if (want == GpuPath::cublas) {
@@ -225,19 +223,23 @@ class GpuBackend final : public Backend {
     if (want == GpuPath::resident || want == GpuPath::automatic)
       res_plan_ = plan_resident_for(spec_, plan_.batch, opt_.chunk_epochs, steps_per_epoch(),
                                     /*knobs=*/want == GpuPath::resident);
-    if (want == GpuPath::resident || (want == GpuPath::automatic && resident_preferred(res_plan_))) {
+    if (want == GpuPath::resident || (want == GpuPath::automatic && resident_preferred(res_plan_, steps_per_epoch()))) {
       if (!res_plan_.fits) throw UsageError("gpu.path resident: this problem does not fit: " + res_plan_.why);
       res_ = true;
-      path_why_ = (want == GpuPath::resident ? "requested; " : "auto, one block holds the batch; ") + res_plan_.why;
+      path_why_ = (want == GpuPath::resident ? "requested; " : "auto, faster than v2 here on an H200; ") + res_plan_.why;
       return;
     }
     v2_plan_ = plan_fused_v2_for(spec_);
     if (want == GpuPath::fused && !v2_plan_.fits)
       throw UsageError("gpu.path fused: this network does not fit the fused kernel: " + v2_plan_.why);
-    v2_ = v2_plan_.fits;
+    // H200, 2026-11-30: the nets v2 runs in its 32 tile (2-64x5-1, 2-64x7-1) took 4.8-22x
+    // cuBLAS's time at 400-40,000 samples.
+    const bool small_tile = v2_plan_.fits && v2_plan_.tile < kV2Tile;
+    v2_ = v2_plan_.fits && (want == GpuPath::fused || !small_tile);
     path_why_ = want == GpuPath::fused ? "requested; " + v2_plan_.why
                 : v2_                  ? "auto, the net is small (" + v2_plan_.why + ")"
-                                       : "auto, too large for the fused kernel (" + v2_plan_.why + ")";
+                : small_tile ? "auto, the fused kernel's small tile is slower than cuBLAS (" + v2_plan_.why + ")"
+                             : "auto, too large for the fused kernel (" + v2_plan_.why + ")";
   }
 
   void allocate(const Dataset& data) {
@@ -362,10 +364,8 @@ class GpuBackend final : public Backend {
       }
   }
 
-  // Kernel launches per optimiser step in a captured graph of `epochs` epochs: counted by
-  // the driver where it can (a real GPU), else `launched`, the kernel launches the fused
-  // paths made while capturing (counted at each launch call; GPGPU-Sim has no graph
-  // introspection). For details(), and the [gpu] tests.
+  // Kernel launches per optimiser step in a graph of `epochs` epochs (details(), the [gpu]
+  // tests): the driver's count, else (GPGPU-Sim) `launched`, counted while capturing.
   void note_graph_kernels(const Graph& g, int epochs, long launched) {
     const long steps = long(epochs) * steps_per_epoch();
     long kernels = count_kernel_nodes(g.graph());

@@ -87,12 +87,18 @@ struct ResidentPlan {
   int max_blocks = 0;  // co-resident at most (prepare_resident)
 };
 
-// `auto`'s rule. The exact kernel's simulated cycles per epoch are 0.37× v2's at 100 samples and
-// 0.74× at 400 (docs/GPU.md, "The resident path"), and the cost model puts it under v2's
-// measured step on an H200 there, but that is a model, not a measurement: auto keeps v2 until
-// a GPU has timed both (scripts/gpu/gpu-profile.sh's resident table). `--gpu-path resident`
-// asks for it. The generic kernel is slower than v2 in the simulator (1.39×–1.75×).
-inline bool resident_preferred(const ResidentPlan&) { return false; }
+// `auto`'s rule, from an H200's timings (docs/BENCHMARKS.md, 2026-11-30; 2000 epochs, medians
+// of 3, four rounds). For the exact shape at full batch the one-block kernel beat v2 at 100 and
+// 196 samples (5.6 and 7.3 ms against 8.9) and lost from 400 (11.2 against 8.8). The grid's
+// exact stage lost at 900 (11.8 against 9.5) and won from 2,500 samples (11.5 against 13.4;
+// 17.9 against 24.7 at 40,000; 176 against 353 at 1,000,000). Mini-batches and the generic
+// kernels (timed at a few sizes only) keep v2.
+constexpr int kResidentOneBlockMax = 256;  // the measured crossing: ~270 samples
+constexpr int kResidentGridMin = 2000;     // ~1,800
+inline bool resident_preferred(const ResidentPlan& p, int steps_per_epoch) {
+  const int batch = p.grid ? p.batch : p.net.batch;
+  return p.fits && p.exact && steps_per_epoch == 1 && (batch <= kResidentOneBlockMax || batch >= kResidentGridMin);
+}
 
 // `batch`: samples per optimiser step (the whole data at full batch). grid_blocks > 0 (tests
 // only): the cooperative grid even where one block fits, with at most that many blocks.

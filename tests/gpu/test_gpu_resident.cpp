@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "errors.hpp"
@@ -193,16 +194,30 @@ TEST_CASE("resident: one SGD step recovers the gradient of the double reference"
   check_sgd_step_gradient(GpuPath::resident, {2, 6, 1}, Activation::relu, 700);  // 2 samples per thread
 }
 
-TEST_CASE("resident: chunks of a run give the one launch's bits; auto keeps v2 (resident not yet timed on a GPU)",
+TEST_CASE("resident: chunks of a run give the one launch's bits; auto takes it where an H200 timed it faster",
           "[gpu][resident]") {
   auto o = resident_options(kRef, Activation::relu);
   check_chunks_replay(gpu_random_data(100, 2, 1, 12), o, {7, 1, 12});
   o.batch_size = 40;  // mini-batches: the Adam table and the shuffle's epoch carry over chunks
   o.shuffle = true;
   check_chunks_replay(gpu_random_data(100, 2, 1, 12), o, {3, 2});
+  // auto (resident_preferred): the exact shape at full batch up to 256 samples and from 2,000;
+  // v2 between, for mini-batches and for other nets.
   auto au = resident_options(kRef, Activation::relu);
   au.gpu_path = GpuPath::automatic;
-  CHECK(make_gpu_backend(gpu_random_data(130, 2, 1, 5), au)->name() == "gpu-fused");
+  for (const auto& [n, name] : std::vector<std::pair<int, std::string>>{
+           {130, "gpu-resident"}, {256, "gpu-resident"}, {257, "gpu-fused"}, {1999, "gpu-fused"}, {2000, "gpu-resident"}}) {
+    INFO(n << " samples");
+    CHECK(make_gpu_backend(gpu_random_data(n, 2, 1, 5), au)->name() == name);
+  }
+  CHECK_THAT(make_gpu_backend(gpu_random_data(130, 2, 1, 5), au)->details(),
+             Catch::Contains("auto, faster than v2 here on an H200"));
+  auto au_mb = au;
+  au_mb.batch_size = 100;
+  CHECK(make_gpu_backend(gpu_random_data(130, 2, 1, 5), au_mb)->name() == "gpu-fused");
+  auto au_tanh = resident_options(kRef, Activation::tanh);
+  au_tanh.gpu_path = GpuPath::automatic;
+  CHECK(make_gpu_backend(gpu_random_data(130, 2, 1, 5), au_tanh)->name() == "gpu-fused");
   auto wide = resident_options({2, 64, 64, 1}, Activation::relu);
   CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(50, 2, 1, 5), wide), UsageError);
 }

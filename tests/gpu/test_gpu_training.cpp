@@ -73,7 +73,8 @@ TEST_CASE("fused path: graph replay and direct launches give the same bits", "[g
 
 TEST_CASE("fused path: auto picks it for the reference net, and refuses a wide net when asked for it",
           "[gpu][e2e][fused]") {
-  auto small = make_gpu_backend(small_peaks(), peaks_options(GpuPath::automatic));
+  // 400 samples: between the sizes where the resident path measured faster (resident_preferred).
+  auto small = make_gpu_backend(peaks_data(20), peaks_options(GpuPath::automatic));
   CHECK(small->name() == "gpu-fused");
   CHECK_THAT(small->details(), Catch::Contains("auto"));
   CHECK_THAT(small->details(), Catch::Contains("one kernel per step"));
