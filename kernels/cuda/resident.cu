@@ -136,8 +136,8 @@ ResidentPlan plan_resident(const std::vector<int>& widths, const std::vector<Act
   // Past the exact kernel's batch, the exact shape takes the grid's exact group stage before
   // the generic one-block kernel. SIMULATION: one round of groups (16 at 2,000 samples) costs
   // 8,720 cycles per epoch, and 481-1,000 samples are one round of 4-8 groups; the generic
-  // block costs 25,452 already at 400 (docs/journal/2026-11-29-grid-exact.md). Not yet timed
-  // on a GPU (scripts/gpu/gpu-profile.sh, step 0b).
+  // block costs 25,452 already at 400 (docs/journal/2026-11-29-grid-exact.md). On an H200 the
+  // grid's exact stage lost to v2 at 900 samples and won from 2,500 (resident_preferred).
   ResidentPlan g;
   plan_resident_grid(g, widths, acts, batch, smem_optin, grid_blocks);
   const bool exact_grid = g.fits && g.exact;

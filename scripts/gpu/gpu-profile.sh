@@ -8,7 +8,7 @@
 #      fused v2 and the CPU on all cores, 100 to 900 samples, 2000 epochs, medians of 3, the two
 #      GPU paths alternating twice (the model to check: docs/GPU.md, "The resident path");
 #      and the resident path's cooperative grid (forced at every size) against v2 from 2,500
-#      to 1,000,000 samples (docs/GPU.md, "The resident grid": never timed on a GPU); and
+#      to 1,000,000 samples (docs/GPU.md, "The resident grid"; first timed 2026-11-30); and
 #      v2's 32-sample tile against cuBLAS on the deep nets whose 64 tile does not fit (0d);
 #      the generic resident stages (tanh), one block and grid, against v2 (0e); the resident
 #      grid's step phase by phase, stamped on the GPU (0f);
