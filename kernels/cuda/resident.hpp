@@ -87,17 +87,21 @@ struct ResidentPlan {
   int max_blocks = 0;  // co-resident at most (prepare_resident)
 };
 
-// `auto`'s rule, from an H200's timings (docs/BENCHMARKS.md, 2026-11-30; 2000 epochs, medians
-// of 3, four rounds). For the exact shape at full batch the one-block kernel beat v2 at 100 and
-// 196 samples (5.6 and 7.3 ms against 8.9) and lost from 400 (11.2 against 8.8). The grid's
-// exact stage lost at 900 (11.8 against 9.5) and won from 2,500 samples (11.5 against 13.4;
-// 17.9 against 24.7 at 40,000; 176 against 353 at 1,000,000). Mini-batches and the generic
-// kernels (timed at a few sizes only) keep v2.
-constexpr int kResidentOneBlockMax = 256;  // the measured crossing: ~270 samples
-constexpr int kResidentGridMin = 2000;     // ~1,800
+// `auto`'s rule, from an H200's timings (docs/BENCHMARKS.md, journal/2026-11-30-h200-lease3.md;
+// medians of 3). One block beat v2 up to 256 samples per batch: 2-20-5-1 relu at full batch
+// (5.6 against 8.9 ms at 100; it lost from 400: 11.2 against 8.8), its shuffled batches of
+// 32-256 out of 40,000 (72 against 137 ms at 32, 14.4 against 16.8 at 256; lost at 480), and
+// the generic kernel on 2-20-5-1 tanh and 2-32-16-1 relu (29.7 against 35.6 and 50.4 against
+// 68.4 at 100; lost at 900). The grid at full batch: the exact stage lost at 900 (11.8 against
+// 9.5) and won from 2,500 (17.9 against 24.7 at 40,000; 176 against 353 at 1,000,000); the
+// generic stages won wherever they were planned (4,900-40,000 samples: 40.3 against 48.7 and
+// 47.1 against 65.9 for tanh). Mini-batches past one block keep v2 (not timed).
+constexpr int kResidentOneBlockMax = 256;  // the crossings: ~270 (full batch), 256-480 (batches)
+constexpr int kResidentGridMin = 2000;     // the exact stage's crossing: ~1,800
 inline bool resident_preferred(const ResidentPlan& p, int steps_per_epoch) {
-  const int batch = p.grid ? p.batch : p.net.batch;
-  return p.fits && p.exact && steps_per_epoch == 1 && (batch <= kResidentOneBlockMax || batch >= kResidentGridMin);
+  if (!p.fits) return false;
+  if (!p.grid) return p.net.batch <= kResidentOneBlockMax;
+  return steps_per_epoch == 1 && (!p.exact || p.batch >= kResidentGridMin);
 }
 
 // `batch`: samples per optimiser step (the whole data at full batch). grid_blocks > 0 (tests

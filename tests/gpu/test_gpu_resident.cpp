@@ -201,8 +201,8 @@ TEST_CASE("resident: chunks of a run give the one launch's bits; auto takes it w
   o.batch_size = 40;  // mini-batches: the Adam table and the shuffle's epoch carry over chunks
   o.shuffle = true;
   check_chunks_replay(gpu_random_data(100, 2, 1, 12), o, {3, 2});
-  // auto (resident_preferred): the exact shape at full batch up to 256 samples and from 2,000;
-  // v2 between, for mini-batches and for other nets.
+  // auto (resident_preferred): one block up to 256 samples per batch (any net it holds, full
+  // batch or not); the exact grid at full batch from 2,000, the generic grid wherever planned.
   auto au = resident_options(kRef, Activation::relu);
   au.gpu_path = GpuPath::automatic;
   for (const auto& [n, name] : std::vector<std::pair<int, std::string>>{
@@ -213,11 +213,16 @@ TEST_CASE("resident: chunks of a run give the one launch's bits; auto takes it w
   CHECK_THAT(make_gpu_backend(gpu_random_data(130, 2, 1, 5), au)->details(),
              Catch::Contains("auto, faster than v2 here on an H200"));
   auto au_mb = au;
-  au_mb.batch_size = 100;
-  CHECK(make_gpu_backend(gpu_random_data(130, 2, 1, 5), au_mb)->name() == "gpu-fused");
+  au_mb.batch_size = 100;  // shuffled batches: one block takes them up to 256
+  CHECK(make_gpu_backend(gpu_random_data(3000, 2, 1, 5), au_mb)->name() == "gpu-resident");
+  au_mb.batch_size = 300;
+  CHECK(make_gpu_backend(gpu_random_data(3000, 2, 1, 5), au_mb)->name() == "gpu-fused");
+  au_mb.batch_size = 2500;  // past one block: the grid at full batch only
+  CHECK(make_gpu_backend(gpu_random_data(3000, 2, 1, 5), au_mb)->name() == "gpu-fused");
   auto au_tanh = resident_options(kRef, Activation::tanh);
   au_tanh.gpu_path = GpuPath::automatic;
-  CHECK(make_gpu_backend(gpu_random_data(130, 2, 1, 5), au_tanh)->name() == "gpu-fused");
+  CHECK(make_gpu_backend(gpu_random_data(130, 2, 1, 5), au_tanh)->name() == "gpu-resident");
+  CHECK(make_gpu_backend(gpu_random_data(400, 2, 1, 5), au_tanh)->name() == "gpu-fused");
   auto wide = resident_options({2, 64, 64, 1}, Activation::relu);
   CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(50, 2, 1, 5), wide), UsageError);
 }
