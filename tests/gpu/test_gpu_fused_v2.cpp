@@ -406,19 +406,21 @@ TEST_CASE("fused v2: the 32- and 16-sample tiles follow the CPU reference (Adam,
     CHECK_THROWS_WITH(make_gpu_backend(gpu_random_data(40, 2, 1, 1), options({2, 17, 5, 1}, Activation::tanh, "fused")),
                       Catch::Contains("16-sample tile"));
   }
-  {  // `auto` takes cuBLAS where only a small tile fits (on an H200, 4.8-22x faster there);
-     // 300 samples: past the batches the resident path takes
-    const SmemEnv env("8");
-    auto au = make_gpu_backend(gpu_random_data(300, 2, 1, 1), options({2, 12, 6, 1}, Activation::tanh, "auto"));
-    CHECK(au->name() == "gpu-cublas");
-    CHECK_THAT(au->details(), Catch::Contains("auto, the fused kernel's small tile is slower than cuBLAS") &&
-                                  Catch::Contains("tile of 32 samples"));
-  }
   {
     const SmemEnv env("12x");
     CHECK_THROWS_AS(make_gpu_backend(gpu_random_data(40, 2, 1, 1), options({2, 12, 6, 1}, Activation::tanh, "fused")),
                     UsageError);
   }
+}
+
+// cuBLAS, so not on the simulator (it has no cuBLAS): the [gpu] run on a real GPU checks it.
+TEST_CASE("auto takes cuBLAS where v2 would run a small tile (on an H200, 4.8-22x faster there)",
+          "[gpu][fused][cublas]") {
+  const SmemEnv env("8");  // 300 samples: past the batches the resident path takes
+  auto au = make_gpu_backend(gpu_random_data(300, 2, 1, 1), options({2, 12, 6, 1}, Activation::tanh, "auto"));
+  CHECK(au->name() == "gpu-cublas");
+  CHECK_THAT(au->details(), Catch::Contains("auto, the fused kernel's small tile is slower than cuBLAS") &&
+                                Catch::Contains("tile of 32 samples"));
 }
 
 // A test-only knob is read where the path it changes is planned: a bad value fails that path
