@@ -13,6 +13,7 @@
 #include "backend_registry.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
+#include "fileio.hpp"
 #include "memcheck.hpp"
 #include "sysinfo.hpp"
 
@@ -129,15 +130,6 @@ namespace {
 constexpr const char* kRunFiles[] = {"config.resolved.json", "metrics.csv",    "summary.json",
                                      "model.json",           "model.cpu.json", "model.gpu.json",
                                      "surface.cpu.csv",      "surface.gpu.csv"};
-
-// The same inode (however spelt or linked) where both exist, else the same path.
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat x {}, y {};
-  if (::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0) return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-  std::error_code ea, eb;
-  const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ea), pb = std::filesystem::weakly_canonical(b, eb);
-  return !ea && !eb && pa == pb;
-}
 
 }  // namespace
 

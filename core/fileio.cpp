@@ -247,13 +247,20 @@ void check_output_file(const std::string& file, const std::string& option, bool 
   if (::access(parent.c_str(), W_OK) != 0) throw UsageError(what + ": folder " + parent.string() + " is not writable");
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat x {}, y {};
+  if (::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0) return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+  std::error_code ea, eb;
+  const fs::path pa = fs::weakly_canonical(a, ea), pb = fs::weakly_canonical(b, eb);
+  return !ea && !eb && pa == pb;
+}
+
 void check_output_not_input(const std::string& file, const std::string& option,
                             const std::vector<std::pair<std::string, std::string>>& inputs) {
   struct stat out {};
   if (file == "-" || ::stat(file.c_str(), &out) != 0) return;  // a new file is no input
   for (const auto& [in_option, in_path] : inputs) {
-    struct stat in {};
-    if (::stat(in_path.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+    if (same_file(file, in_path))
       throw UsageError(option + " " + file + " is the same file as " + in_option + " " + in_path +
                        ": writing it would overwrite the input; choose another output file");
   }

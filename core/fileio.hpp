@@ -53,6 +53,10 @@ void check_output_location(const std::string& dir);
 // it) or cannot be written. "-" is accepted when `stdout_ok` (write_output), refused otherwise.
 void check_output_file(const std::string& file, const std::string& option, bool stdout_ok = false);
 
+// The same file: the same inode (however spelt or linked) where both exist, else the same
+// path once `.`, `..` and links in its existing part are resolved.
+bool same_file(const std::string& a, const std::string& b);
+
 // UsageError when the output `file` (given by `option`) is the same file as one of `inputs`
 // ({option, path} pairs) — the same inode, however spelt or linked — so that no command
 // overwrites what it reads. Call it before reading anything.
