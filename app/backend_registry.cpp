@@ -58,13 +58,16 @@ BackendProbe probe_gpu() {
 
 std::string gpu_fits(const BackendOptions& opt) { return gpu_path_problem(opt.spec, opt.gpu_path); }
 
-std::string fast_fits(const BackendOptions&) { return fast_cpu_env_problem(); }
+std::string fast_fits(const BackendOptions& opt) {
+  const std::string env = fast_cpu_env_problem();
+  return env.empty() ? fast_cpu_layers_problem(opt.spec) : env;
+}
 
 }  // namespace
 
 const BackendRegistry& backend_registry() {
   static const BackendRegistry kRegistry = {
-      {Device::cpu, to_string(CpuBackendKind::fast), make_fast, probe_fast, fast_fits},
+      {Device::cpu, to_string(CpuBackendKind::fast), make_fast, probe_fast, fast_fits, fast_cpu_host_bytes},
       {Device::cpu, to_string(CpuBackendKind::reference), make_cpu_reference_backend},
       {Device::gpu, "cuda", make_gpu_backend, probe_gpu, gpu_fits},
   };

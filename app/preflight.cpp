@@ -56,7 +56,11 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model) {
                      "; use 0 for full batch");
   // Refuse a network, batch or curve that cannot fit before allocating any of it.
   const double batch = batch_samples(cfg.train.batch_size, trained);
-  check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) +
+  double backend_bytes = 0;  // the devices train one after the other: the larger one's
+  for (const Device d : cfg.devices())
+    backend_bytes = std::max(backend_bytes, backend_host_bytes(find_backend(backend_registry(), d, cfg.cpu.backend),
+                                                               backend_options(cfg, d), trained));
+  check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) + backend_bytes +
                            double(p.data.x.size() + p.data.y.size()) * sizeof(float),
                        "config /model/layers (" + std::to_string(cfg.model_spec().param_count()) +
                            " parameters) with /train/epochs " + std::to_string(cfg.train.epochs) + " on " +
@@ -79,6 +83,7 @@ void check_gpu_path(const BackendRegistry& registry, const Config& cfg) {
     const std::string why = backend_fit_problem(find_backend(registry, d, cfg.cpu.backend), backend_options(cfg, d));
     if (why.empty()) continue;
     if (why.rfind("NNTRAIN_", 0) == 0) throw EnvError(why);
+    if (d == Device::cpu) throw UsageError("config /model/layers: " + layers_text(cfg.model.layers) + ": " + why);
     throw UsageError(std::string("config /gpu/path: ") + to_string(cfg.gpu.path) + ": model " +
                      layers_text(cfg.model.layers) + ": " + why + " (use auto or cublas)");
   }

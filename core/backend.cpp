@@ -33,6 +33,10 @@ std::string backend_fit_problem(const BackendEntry& entry, const BackendOptions&
   return entry.fits ? entry.fits(opt) : std::string();
 }
 
+double backend_host_bytes(const BackendEntry& entry, const BackendOptions& opt, int samples) {
+  return entry.host_bytes ? entry.host_bytes(opt, samples) : 0.0;
+}
+
 std::unique_ptr<Backend> make_backend(const BackendRegistry& registry, Device device, CpuBackendKind cpu_backend,
                                       const Dataset& data, const BackendOptions& opt) {
   return find_backend(registry, device, cpu_backend).make(data, opt);

@@ -96,12 +96,17 @@ using BackendProbeFn = BackendProbe (*)();
 // Why the backend cannot train `opt` (the network on the GPU path asked for) on this
 // machine, or "" when it can. Checked before anything runs or is written.
 using BackendFitsFn = std::string (*)(const BackendOptions& opt);
+// The host memory the backend allocates for `samples` training samples beyond what
+// training_bytes() (core/memcheck.hpp) counts for every backend, in bytes: the preflight
+// adds it before anything is allocated or written.
+using BackendHostBytesFn = double (*)(const BackendOptions& opt, int samples);
 struct BackendEntry {
   Device device;
   const char* name;  // the config's name: "fast"/"reference" (cpu.backend), "cuda" for the GPU
   BackendFactory make;
   BackendProbeFn probe = nullptr;  // none: always available, nothing to show
   BackendFitsFn fits = nullptr;    // none: anything fits
+  BackendHostBytesFn host_bytes = nullptr;  // none: nothing beyond training_bytes()
 };
 using BackendRegistry = std::vector<BackendEntry>;
 
@@ -113,6 +118,8 @@ const BackendEntry& find_backend(const BackendRegistry& registry, Device device,
 BackendProbe probe_backend(const BackendEntry& entry);
 // The entry's fits check; "" for an entry without one.
 std::string backend_fit_problem(const BackendEntry& entry, const BackendOptions& opt);
+// The entry's host bytes beyond training_bytes(); 0 for an entry without the function.
+double backend_host_bytes(const BackendEntry& entry, const BackendOptions& opt, int samples);
 
 // Creates the backend for `device`. Throws DeviceUnavailable when the device cannot be
 // used, UsageError when the options do not suit it.

@@ -361,6 +361,28 @@ TEST_CASE("the surface of --write-surface is checked against memory before train
   fs::remove_all(dir);
 }
 
+TEST_CASE("the memory check counts what the fast CPU backend adds: its chunk copies of the gradient",
+          "[cli][errors]") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(NNTRAIN_TEST_SANITIZED)
+  WARN("skipped under a sanitizer: the test limits the address space");
+  return;
+#endif
+  // 2-3000-3000-1 (9.0M parameters) on 4096 samples: ~0.5 GiB by the count every backend
+  // shares, ~1.3 GiB with the fast backend's 16 chunk slots (16 x 9.0M floats), scratch and
+  // copies. A 2 GB address-space limit allows ~0.93 GiB: the fast backend is refused before
+  // the run folder exists (it died of bad_alloc after it, exit 1), the reference one is not.
+  const std::string dir = fresh_dir("fast_mem");
+  const std::string args = "--config configs/peaks.json --epochs 0 --quiet data.grid=64 model.layers=[2,3000,3000,1]";
+  const auto r = run_nntrain(args + " --out " + dir + "/fast", "prlimit --as=2000000000");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("9015001 parameters") && Catch::Contains("would need"));
+  CHECK_FALSE(fs::exists(dir + "/fast"));
+  const auto ok = run_nntrain(args + " cpu.backend=reference --out " + dir + "/ref", "prlimit --as=2000000000");
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("epochs run in chunks of log_every give the same curve as one chunk, remainder included",
           "[cli][chunks]") {
   // train.log_every sets the chunk of epochs between progress reports (and interrupt

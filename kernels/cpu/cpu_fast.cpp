@@ -201,7 +201,10 @@ void CpuFastBackend::start_pool() {
   // 2 threads and 5.38 on a pool of 16. A batch of one chunk uses 1 thread, or 2 when a
   // worker gathers ahead; larger batches keep every thread (on that machine batches of 4
   // chunks ran no slower beside idle workers: 96.6 ms on a pool of 16, 103.9 on a pool of 4).
-  pool_ = std::make_unique<ThreadPool>(chunks_for(plan_.batch) == 1 ? (gather_ahead_ ? 2 : 1) : threads_);
+  // An evaluation backend's pool runs between the training's timed chunks: its idle workers
+  // must not spin into them (a 2-core machine: 30x slower evaluations, 7-10 % slower epochs).
+  pool_ = std::make_unique<ThreadPool>(chunks_for(plan_.batch) == 1 ? (gather_ahead_ ? 2 : 1) : threads_,
+                                       opt_.evaluation ? std::chrono::microseconds(0) : ThreadPool::kSpinFor);
   // Touch every thread once so stacks, scratch pages and the spin loop are live.
   pool_->run([](int) {});
 }
@@ -287,9 +290,52 @@ std::vector<std::string> fast_cpu_isas() {
 
 bool fast_cpu_has_blas() { return load_openblas() != nullptr; }
 
+std::string fast_cpu_layers_problem(const ModelSpec& spec) {
+  if (spec.layers() <= kFastMaxLayers) return "";
+  return fmt::format("the fast CPU backend takes at most {} layers, this model has {} (cpu.backend=reference "
+                     "takes any number)",
+                     kFastMaxLayers, spec.layers());
+}
+
+double fast_cpu_host_bytes(const BackendOptions& opt, int samples) {
+  // As plan_layers(), plan_accumulators() and allocate() size them (a bad knob is the fits
+  // check's to report: the defaults here).
+  const ModelSpec& spec = opt.spec;
+  const int L = spec.layers();
+  fast::FastSettings st;
+  try {
+    st = fast::resolve_settings({});
+  } catch (const UsageError&) {
+    st.blas_min = kFastBlasMinWidth;
+  }
+  bool any_blas = false;
+  for (int l = 0; l < L; ++l) any_blas = any_blas || std::min(spec.in(l), spec.out(l)) >= st.blas_min;
+  any_blas = any_blas && fast_cpu_has_blas();
+  double acc = double(fast::kAccLanes) * (1 + fast::kLaneReduceSlack), act_rows = 0;
+  for (int l = 0; l < L; ++l) {
+    const double n = double(spec.in(l)) * spec.out(l) + spec.out(l);
+    acc += any_blas && std::min(spec.in(l), spec.out(l)) >= st.blas_min ? n : n * fast::kAccLanes;
+    act_rows += spec.out(l);
+  }
+  const size_t P = spec.param_count();
+  const BatchPlan plan = make_batch_plan(samples, opt.batch_size, opt.shuffle);
+  int chunks = 1;
+  for (int b : {0, plan.batches - 1}) chunks = std::max(chunks, fast::chunk_count(plan.size(b), P));
+  const double tile = double(std::min<size_t>(size_t(fast::kTileSmall), fast::round_up(size_t(std::max(plan.batch, 1)),
+                                                                          size_t(fast::kTileQuantum))));
+  const double threads = opt.threads > 0 ? opt.threads : hardware_threads();
+  const double nf = spec.widths.front() + spec.widths.back();
+  const double per_thread = act_rows * tile + 2.0 * spec.max_width() * tile + nf * tile + acc;
+  // The chunk slots, the gradient and two weight copies, each thread's scratch, the data in
+  // its tiles' layout (padded by a tile), as floats; the double sums of the reduction.
+  const double floats = double(chunks) * double(fast::round_up(P + 1, 16)) + 3.0 * double(P) + threads * per_thread +
+                        (double(samples) + tile) * nf;
+  return 4.0 * floats + 8.0 * double(P);
+}
+
 std::unique_ptr<Backend> make_cpu_fast_backend(const Dataset& data, const BackendOptions& opt,
                                                const FastCpuTuning& tuning) {
-  if (opt.spec.layers() > 64) throw UsageError("fast CPU backend: at most 64 layers");
+  if (opt.spec.layers() > kFastMaxLayers) throw UsageError(fast_cpu_layers_problem(opt.spec));
   return std::make_unique<fast::CpuFastBackend>(data, opt, tuning);
 }
 

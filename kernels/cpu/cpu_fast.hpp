@@ -49,6 +49,16 @@ constexpr int kFastBlasMinWidth = 128;
 std::unique_ptr<Backend> make_cpu_fast_backend(const Dataset& data, const BackendOptions& opt,
                                                const FastCpuTuning& tuning = {});
 
+// The most layers the fast backend's per-layer tables hold, and why a model is over it ("" when
+// it is not): the registry's fits check, exit 2 before a run folder exists.
+constexpr int kFastMaxLayers = 64;
+std::string fast_cpu_layers_problem(const ModelSpec& spec);
+
+// What the fast backend allocates on the host for `samples` training samples, in bytes (its
+// chunk slots, per-thread scratch and data layout: with many chunks and a wide net, several
+// times the weights), for the preflight's memory check.
+double fast_cpu_host_bytes(const BackendOptions& opt, int samples);
+
 // The kernel sets this CPU can run, widest first (e.g. {"avx512", "avx2", "generic"}).
 std::vector<std::string> fast_cpu_isas();
 // Whether this binary was built with OpenBLAS.

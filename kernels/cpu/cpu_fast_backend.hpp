@@ -170,9 +170,9 @@ class CpuFastBackend final : public Backend {
     int T = 0, tcount = 0;  // tile width (whole quanta) and its real samples
     const float* Y = nullptr;
     size_t ldy = 0;
-    float* outs[64];
-    const float* ins[64];
-    size_t ldins[64];
+    float* outs[kFastMaxLayers];
+    const float* ins[kFastMaxLayers];
+    size_t ldins[kFastMaxLayers];
   };
 
   // A chunk's tiles (cpu_fast_tile.cpp).

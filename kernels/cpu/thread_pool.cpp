@@ -6,14 +6,8 @@
 
 namespace nntrain {
 
-namespace {
-// How long an idle worker spins before it blocks: long enough to bridge the gap between two
-// epochs (the gradient reduction and the Adam step), short enough not to burn a core when
-// training has stopped.
-constexpr auto kSpinFor = std::chrono::microseconds(500);
-}  // namespace
-
-ThreadPool::ThreadPool(int threads) : presence_(new Presence[size_t(std::max(threads, 1))]) {
+ThreadPool::ThreadPool(int threads, std::chrono::microseconds spin)
+    : presence_(new Presence[size_t(std::max(threads, 1))]), spin_(spin) {
   try {
     for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { worker(t); });
   } catch (...) {
@@ -92,7 +86,7 @@ void ThreadPool::worker(int index) {
   for (;;) {
     uint64_t s = state_.load(std::memory_order_acquire);
     if ((s >> 32) == seen) {
-      const auto until = std::chrono::steady_clock::now() + kSpinFor;
+      const auto until = std::chrono::steady_clock::now() + spin_;
       for (unsigned spins = 1; ((s = state_.load(std::memory_order_acquire)) >> 32) == seen; ++spins) {
         spin_pause();
         if (spins % 64 == 0 && std::chrono::steady_clock::now() > until) {

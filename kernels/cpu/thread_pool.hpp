@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -38,7 +39,13 @@ inline void wait_a_little(unsigned spins) {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads);  // threads >= 1; starts threads - 1 workers
+  // threads >= 1; starts threads - 1 workers. An idle worker spins for `spin` before it
+  // blocks: long enough to bridge the gap between two epochs (the reduction and the Adam
+  // step), short enough not to burn a core when training has stopped. A pool used now and
+  // then beside a timed one (an evaluation between training chunks) passes 0: its workers
+  // block at once instead of competing with the timed work.
+  static constexpr std::chrono::microseconds kSpinFor{500};
+  explicit ThreadPool(int threads, std::chrono::microseconds spin = kSpinFor);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -95,6 +102,7 @@ class ThreadPool {
   std::unique_ptr<Presence[]> presence_;  // [index - 1] for worker index
   // The sleepers' side: run() takes the mutex and notifies only when a worker sleeps.
   alignas(64) std::atomic<int> sleepers_{0};
+  std::chrono::microseconds spin_;
   std::mutex mutex_;
   std::condition_variable wake_;
 };

@@ -41,14 +41,8 @@ mutant output-activation core/reference_math.hpp '[predict]' \
   'next[o] = act_forward(spec.hidden, z);' \
   'predict / --write-surface apply the hidden activation to the output layer'
 mutant csv-last-row core/dataset.cpp '[csv]' \
-  '  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto fields' \
-  '  while (std::getline(in, line) && !in.eof()) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto fields' \
+  'if (end == std::string::npos) end = t_.size();' \
+  'if (end == std::string::npos) return false;' \
   'CSV reader drops a last row without a trailing newline'
 mutant csv-line-numbers core/dataset.cpp '[csv]' \
   '    ++line_no;
@@ -268,14 +262,14 @@ mutant sweep-time-ms app/cmd_sweep_collect.cpp 'sweep local: 6 points*' \
   'sweep table: a training time under 1 ms prints as 0.00 ms'
 # The pool holds only the threads a step can use (CpuFastBackend's constructor).
 mutant pool-idle-workers kernels/cpu/cpu_fast.cpp '[fast]' \
-  'std::make_unique<ThreadPool>(chunks_for(plan_.batch) == 1 ? (gather_ahead_ ? 2 : 1) : threads_)' \
-  'std::make_unique<ThreadPool>(threads_)' \
+  'std::make_unique<ThreadPool>(chunks_for(plan_.batch) == 1 ? (gather_ahead_ ? 2 : 1) : threads_,' \
+  'std::make_unique<ThreadPool>(threads_,' \
   'fast backend: one-chunk batches start every thread asked for, idle workers spinning beside the step'
 # (Filtered to the thread-count test: the gathering-ahead test's wait_for_ahead would spin
 # until the timeout, with no worker to join.)
 mutant pool-no-gatherer kernels/cpu/cpu_fast.cpp 'fast backend starts only the threads its steps can use' \
-  '(gather_ahead_ ? 2 : 1) : threads_)' \
-  '1 : threads_)' \
+  '(gather_ahead_ ? 2 : 1) : threads_,' \
+  '1 : threads_,' \
   'fast backend: a pool of one thread for one-chunk batches, so no worker gathers ahead'
 # Gathering a shuffled one-chunk batch ahead on a second thread (CpuFastBackend::step).
 mutant ahead-same-batch kernels/cpu/cpu_fast_step.cpp '[determinism]' \
