@@ -18,9 +18,10 @@ namespace nntrain {
 
 namespace {
 
+// Names as a message shows them (a header may hold control bytes: shown() escapes them).
 std::string joined(const std::vector<std::string>& names) {
   std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + shown(n);
   return s;
 }
 
@@ -33,7 +34,7 @@ std::vector<std::string> input_columns(const PredictArgs& a, const ModelNames& n
   if (cols.empty() && !names.inputs.empty()) {
     for (const auto& n : names.inputs)
       if (std::find(header.begin(), header.end(), n) == header.end())
-        throw UsageError(a.input + ": no column \"" + n + "\" in the header, an input of " + a.model +
+        throw UsageError(a.input + ": no column \"" + shown(n) + "\" in the header, an input of " + a.model +
                          " (its inputs: " + joined(names.inputs) + "; the header: " + joined(header) +
                          "); name the columns to use with --inputs");
     cols = names.inputs;
@@ -45,8 +46,8 @@ std::vector<std::string> input_columns(const PredictArgs& a, const ModelNames& n
   for (size_t i = 0; i < cols.size(); ++i)
     for (size_t k = 0; k < i; ++k)
       if (cols[k] == cols[i])  // as train refuses it: the model's inputs are distinct features
-        throw UsageError(a.input + ": input column \"" + cols[i] + "\" is named twice (inputs " + std::to_string(k + 1) +
-                         " and " + std::to_string(i + 1) + ")");
+        throw UsageError(a.input + ": input column \"" + shown(cols[i]) + "\" is named twice (inputs " +
+                         std::to_string(k + 1) + " and " + std::to_string(i + 1) + ")");
   if (int(cols.size()) != n_in) {
     // "--inputs x1,x2" is one name with a comma in it (a CSV name may hold one).
     const auto comma = std::find_if(cols.begin(), cols.end(), [](const std::string& c) { return c.find(',') != c.npos; });
@@ -54,7 +55,7 @@ std::vector<std::string> input_columns(const PredictArgs& a, const ModelNames& n
                      std::to_string(cols.size()) + " input columns were found/given" +
                      (comma == cols.end() || a.input_columns.empty()
                           ? std::string()
-                          : " (--inputs \"" + *comma + "\" is one column name; give each as its own argument: "
+                          : " (--inputs \"" + shown(*comma) + "\" is one column name; give each as its own argument: "
                                                         "--inputs NAME NAME ...)"));
   }
   return cols;

@@ -265,6 +265,22 @@ class StopWatchdog {
   std::thread thread_;  // last: started once every member above exists
 };
 
+// Everything the run's inputs and outputs must pass before the first file is written.
+void check_before_writing(const TrainArgs& a, const Config& cfg, const BackendRegistry& registry,
+                          const Prepared& prep) {
+  warn_other_columns(a.init_model, prep.init_names, data_column_names(cfg.data));
+  (void)validation_samples(prep.data.n, cfg.data.validation_fraction);  // a split that leaves nothing: exit 2 now
+  require_devices(registry, cfg, std::string("--device ") + to_string(cfg.device));
+  if (a.write_surface) check_surface_request(cfg, a.write_surface);
+  check_output_location(a.out.empty() ? cfg.output_dir : a.out);
+  check_run_folder(a, cfg);
+  if (!a.save_model.empty()) {
+    check_output_file(a.save_model, "--save-model");
+    check_output_not_input(a.save_model, "--save-model",
+                           {{"--config", a.config}, {"data.csv", cfg.data.csv_resolved}, {"--init-model", a.init_model}});
+  }
+}
+
 }  // namespace
 
 int cmd_train(const TrainArgs& a) { return run_train_command(a, backend_registry()); }
@@ -276,16 +292,10 @@ int run_train_command(const TrainArgs& a, const BackendRegistry& registry) {
   // (which come straight to this function) follow the same rule as `nntrain train`.
   if (const std::string why = drop_missing_gpu(registry, cfg); !why.empty()) warn_gpu_not_run("--device both", why);
   Prepared prep = prepare_run(cfg, a.init_model);
-  warn_other_columns(a.init_model, prep.init_names, data_column_names(cfg.data));
-  (void)validation_samples(prep.data.n, cfg.data.validation_fraction);  // a split that leaves nothing: exit 2 now
-  require_devices(registry, cfg, std::string("--device ") + to_string(cfg.device));
-  if (a.write_surface) check_surface_request(cfg, a.write_surface);
-  check_output_location(a.out.empty() ? cfg.output_dir : a.out);
-  check_run_folder(a, cfg);
-  if (!a.save_model.empty()) {
-    check_output_file(a.save_model, "--save-model");
-    check_output_not_input(a.save_model, "--save-model",
-                           {{"--config", a.config}, {"data.csv", cfg.data.csv_resolved}, {"--init-model", a.init_model}});
+  check_before_writing(a, cfg, registry, prep);
+  if (stop_requested()) {  // it came while the data loaded (seconds for a large CSV)
+    fmt::print(stderr, "nntrain: interrupted before training started; nothing written\n");
+    return kExitInterrupted;
   }
 
   const std::string dir = a.out.empty() ? make_numbered_run_dir(cfg.output_dir) : (ensure_directory(a.out), a.out);

@@ -114,8 +114,7 @@ std::vector<std::string> string_list(const ObjectReader& r, const json& v, const
 }
 
 Activation activation_at(ObjectReader& r, const std::string& key, Activation def) {
-  const std::string name =
-      r.choice(key, activation_name(def), {"relu", "tanh", "sigmoid", "identity", "leaky_relu"});
+  const std::string name = r.choice(key, activation_name(def), activation_names());
   Activation a = def;
   parse_activation(name, a);
   return a;
@@ -381,6 +380,10 @@ std::optional<std::pair<size_t, size_t>> first_same_configs(const std::vector<Co
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
   json j = parse_json_text(read_file(path, "config file"), path);
   if (!j.is_object()) throw UsageError(path + ": expected a JSON object at the top level");
+  if (const auto f = j.find("format"); f != j.end() && f->is_string())  // model.json, a sweep's results
+    throw UsageError(path + ": a \"" + escape_control_bytes(f->get<std::string>()) +
+                     "\" file, not an experiment config" +
+                     (*f == "nntrain-mlp" ? " (a saved model: it goes to --init-model or predict --model)" : ""));
   const std::string dir = std::filesystem::path(path).parent_path().string();
   // The file is valid as written, on its own: a bad value in it is an error even when an
   // override or a flag replaces it (a sweep script must not keep a broken file alive).

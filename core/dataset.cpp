@@ -132,10 +132,38 @@ bool plain_decimal(const std::string& f) {
   return i == f.size();
 }
 
-// A cell or a header name as an error message shows it: control bytes (NUL, ESC, ...) as
-// \xHH, so the message stays one line of text that a terminal prints as it is (a NUL would
-// end it early, an ESC start a terminal sequence), and a long cell cut after ~40 bytes (at a
-// character boundary) with its size.
+// The text's lines as std::getline gives them ('\n' ends a line; a last line without one
+// counts), read in place: a file of hundreds of MB is not copied into a stream first.
+class Lines {
+ public:
+  Lines(const std::string& text, size_t from) : t_(text), pos_(from) {}
+  bool next(std::string& line) {
+    if (pos_ >= t_.size()) return false;
+    size_t end = t_.find('\n', pos_);
+    if (end == std::string::npos) end = t_.size();
+    line.assign(t_, pos_, end - pos_);
+    pos_ = end + 1;
+    return true;
+  }
+
+ private:
+  const std::string& t_;
+  size_t pos_;
+};
+
+// Where the text starts: past a UTF-8 byte-order mark (spreadsheets write one; it is not part
+// of the first column's name). UTF-16 (Excel's "Unicode text", PowerShell's Out-File) would
+// read as names full of NULs: said plainly instead.
+size_t text_start(const std::string& text, const std::string& path) {
+  if (text.compare(0, 2, "\xFF\xFE") == 0 || text.compare(0, 2, "\xFE\xFF") == 0)
+    throw UsageError(path + ": the file is UTF-16 (it starts with a UTF-16 byte-order mark); nntrain reads CSV in "
+                            "UTF-8 or ASCII: save it as \"CSV UTF-8\"");
+  return text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+}
+
+}  // namespace
+
+// (A NUL would end the message early, an ESC start a terminal sequence.)
 std::string shown(const std::string& s) {
   constexpr size_t kMax = 40;
   size_t cut = std::min(s.size(), kMax);
@@ -145,8 +173,6 @@ std::string shown(const std::string& s) {
   return out;
 }
 
-}  // namespace
-
 Dataset load_csv(const std::string& path, const std::vector<std::string>& inputs,
                  const std::vector<std::string>& targets) {
   return parse_csv(read_file(path, "CSV data file"), path, inputs, targets);
@@ -154,13 +180,11 @@ Dataset load_csv(const std::string& path, const std::vector<std::string>& inputs
 
 Dataset parse_csv(const std::string& file_text, const std::string& path, const std::vector<std::string>& inputs,
                   const std::vector<std::string>& targets) {
-  // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first column's name.
-  const bool bom = file_text.compare(0, 3, "\xEF\xBB\xBF") == 0;
-  std::istringstream in(bom ? file_text.substr(3) : file_text);
+  Lines in(file_text, text_start(file_text, path));
   std::string line;
   size_t line_no = 0;
   std::vector<std::string> header;
-  while (std::getline(in, line)) {
+  while (in.next(line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     header = fields_of(line, path, line_no);
@@ -188,7 +212,11 @@ Dataset parse_csv(const std::string& file_text, const std::string& path, const s
   Dataset d;
   d.inputs = int(inputs.size());
   d.outputs = int(targets.size());
-  while (std::getline(in, line)) {
+  // Sized once from the lines left (blank ones over-count): no doubling to twice the data.
+  const size_t rows = size_t(std::count(file_text.begin(), file_text.end(), '\n')) + 1;
+  d.x.reserve(rows * inputs.size());
+  d.y.reserve(rows * targets.size());
+  while (in.next(line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto fields = fields_of(line, path, line_no);
@@ -294,10 +322,9 @@ ModelNames data_column_names(const DataConfig& d) {
 }
 
 std::vector<std::string> csv_header(const std::string& file_text, const std::string& path) {
-  const bool bom = file_text.compare(0, 3, "\xEF\xBB\xBF") == 0;
-  std::istringstream in(bom ? file_text.substr(3) : file_text);
+  Lines in(file_text, text_start(file_text, path));
   std::string line;
-  for (size_t line_no = 1; std::getline(in, line); ++line_no)
+  for (size_t line_no = 1; in.next(line); ++line_no)
     if (line.find_first_not_of(" \t\r") != std::string::npos) return fields_of(line, path, line_no);
   return {};
 }

@@ -63,4 +63,9 @@ ModelNames data_column_names(const DataConfig& d);
 std::vector<std::string> csv_header(const std::string& file_text, const std::string& path);
 std::vector<std::string> split_csv_line(const std::string& line, std::string* error = nullptr);
 
+// A cell or a column name as an error message shows it: control bytes (NUL, ESC, ...) as
+// \xHH, so the message stays one line of text that a terminal prints as it is, and a long
+// one cut after ~40 bytes (at a character boundary) with its size.
+std::string shown(const std::string& s);
+
 }  // namespace nntrain

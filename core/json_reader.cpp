@@ -188,6 +188,13 @@ std::string fmt_num(double d) {
 }  // namespace
 
 std::optional<std::string> nearest(const std::string& v, const std::vector<std::string>& names) {
+  // "ReLU" for "relu" is three edits but one intent: a match but for case comes first.
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (const auto& a : names)
+    if (lower(a) == lower(v)) return a;
   std::string best;
   size_t best_d = std::numeric_limits<size_t>::max();
   for (const auto& a : names) {
@@ -216,6 +223,10 @@ std::string ObjectReader::str(const std::string& key, const std::string& def) {
   if (!has(key)) return def;
   const json& v = j_.at(key);
   if (!v.is_string()) fail(path(key), "expected a string, got " + json_type_name(v));
+  // A path with a NUL (\u0000) would name another file (the OS reads up to it) or, as a
+  // folder, never be created: no key takes one.
+  if (v.get_ref<const std::string&>().find('\0') != std::string::npos)
+    fail(path(key), "the string holds a NUL character (\\u0000)");
   return v.get<std::string>();
 }
 

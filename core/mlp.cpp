@@ -53,6 +53,11 @@ const char* activation_name(Activation a) {
     if (e.a == a) return e.name;
   return "?";
 }
+std::vector<std::string> activation_names() {
+  std::vector<std::string> out;
+  for (const auto& e : kActs) out.push_back(e.name);
+  return out;
+}
 bool parse_activation(const std::string& name, Activation& out) {
   for (const auto& e : kActs)
     if (name == e.name) {

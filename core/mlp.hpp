@@ -48,6 +48,7 @@ struct Params {
 Params init_params(const ModelSpec& spec, Init init, uint64_t seed);
 
 const char* activation_name(Activation a);
+std::vector<std::string> activation_names();  // every name parse_activation takes
 // Returns false if `name` is not an activation.
 bool parse_activation(const std::string& name, Activation& out);
 const char* init_name(Init i);

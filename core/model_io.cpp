@@ -68,16 +68,15 @@ namespace {
 float read_float(const ObjectReader& r, const json& v, const std::string& where) {
   if (!v.is_number()) r.fail(where, "expected a number");
   const double d = v.get<double>();
-  if (!std::isfinite(d) || std::fabs(d) > 3.4028234663852886e38) r.fail(where, "not a finite float32 number");
+  // From the half-way point between FLT_MAX and 2^128 on a double rounds to infinity as a
+  // float; below it, to FLT_MAX (whose 9-digit text, as saved, is just above it).
+  if (!std::isfinite(d) || std::fabs(d) >= 0x1.ffffffp127) r.fail(where, "not a finite float32 number");
   return static_cast<float>(d);
 }
 
 // A layer's "in"/"out": a positive integer up to 2^20.
 int read_width(ObjectReader& r, const std::string& key) {
-  const json& v = r.at(key);
-  if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 1 << 20)
-    r.fail(r.path(key), "expected a positive integer");
-  return v.get<int>();
+  return int(r.integer(key, 0, 1, 1 << 20));  // 2.0 is 2, as in a config
 }
 
 // `n` rows or values as the shape says, checked before anything is allocated, so a file
@@ -113,8 +112,7 @@ LayerJson read_layer_shape(const json& L, const std::string& at, const std::stri
   for (int row = 0; row < out.out; ++row)
     check_length(r, (*out.W)[size_t(row)], size_t(out.in), at + "/W/" + std::to_string(row), "values (\"in\")");
   check_length(r, *out.b, size_t(out.out), at + "/b", "values (\"out\")");
-  const json& a = r.at("activation");
-  if (!a.is_string() || !parse_activation(a.get<std::string>(), out.act)) r.fail(at + "/activation", "unknown activation");
+  parse_activation(r.choice("activation", "", activation_names()), out.act);
   return out;
 }
 

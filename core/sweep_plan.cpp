@@ -212,6 +212,11 @@ std::vector<SweepRow> point_rows(const json& point, const json* summary, const j
       // The launcher's SIGKILL after a second stop signal: cut off, not a failure of its own.
       r.status = "interrupted";
       r.note = fmt::format("killed by signal {} before it wrote a result", run_info->at("signal").dump());
+    } else if (ended && run_info->at("exit_code") == kExitInterrupted) {
+      // Stopped while its data loaded: train writes nothing then (a stop after that leaves
+      // a summary). Not a failure: a resume runs it, as any interrupted point.
+      r.status = "interrupted";
+      r.note = "stopped before training started (nothing written)";
     } else if (ended) {
       r.status = "failed";
       r.note = !log_error.empty() ? log_error

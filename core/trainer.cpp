@@ -81,16 +81,21 @@ std::unique_ptr<Evaluator> make_evaluator(const BackendRegistry& registry, const
   }
 }
 
-// The mean over outputs of the targets' variance: the MSE of predicting their mean.
+// The mean over outputs of the targets' variance: the MSE of predicting their mean. Where the
+// targets are constant (to float precision) that is ~0 and any rounding of a near-perfect
+// start (--init-model) would "explode" past it: their mean square (the MSE of predicting
+// zero) stands in.
 double target_variance(const Dataset& d) {
-  double var = 0;
+  double var = 0, mean_sq = 0;
   for (int o = 0; o < d.outputs; ++o) {
     double sum = 0, sq = 0;
     for (int i = 0; i < d.n; ++i) sum += d.y[size_t(i) * d.outputs + o];
     const double mean = d.n ? sum / d.n : 0.0;
     for (int i = 0; i < d.n; ++i) sq += (d.y[size_t(i) * d.outputs + o] - mean) * (d.y[size_t(i) * d.outputs + o] - mean);
     var += d.n ? sq / d.n : 0.0;
+    mean_sq += d.n ? sq / d.n + mean * mean : 0.0;
   }
+  if (var <= 1e-12 * mean_sq) var = mean_sq;
   return d.outputs ? var / d.outputs : 0.0;
 }
 

@@ -103,8 +103,8 @@ struct RunResult {
 using ProgressFn = std::function<void(int done, int total, float loss)>;
 
 // Divergence by explosion: a finite epoch loss above this many times the larger of the first
-// epoch's loss and the targets' variance (the loss of predicting their mean) is divergence,
-// as a NaN/Inf loss is (docs/CONFIG.md).
+// epoch's loss and the targets' variance (the loss of predicting their mean; their mean square
+// where they are constant) is divergence, as a NaN/Inf loss is (docs/CONFIG.md).
 inline constexpr double kExplodeFactor = 1e3;
 
 // What the first repeat has finished so far, after every chunk (and once with 0 epochs when

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -66,6 +67,29 @@ TEST_CASE("divergence: exit 4 naming the epoch, curve up to it, summary diverged
   fs::remove_all(out);
 }
 
+TEST_CASE("a model with the largest finite floats reads back as saved", "[faults]") {
+  // FLT_MAX's 9-digit text (3.40282347e+38) is just above FLT_MAX as a double: it must read
+  // as FLT_MAX, not as "not a finite float32 number" (a file nntrain wrote, refused).
+  nntrain::ModelSpec spec;
+  spec.widths = {2, 3, 1};
+  nntrain::Params p = nntrain::init_params(spec, nntrain::Init::glorot_uniform, 1);
+  p.values[0] = std::numeric_limits<float>::max();
+  p.values[4] = -std::numeric_limits<float>::max();
+  p.values[5] = std::numeric_limits<float>::denorm_min();
+  const std::string f = fresh_dir("max_model") + ".json";
+  nntrain::save_model(p, f);
+  const nntrain::Params q = nntrain::load_model(f);
+  CHECK(q.values == p.values);
+  // Half-way to 2^128 and beyond rounds to infinity as a float: still refused.
+  std::string text = slurp(f);
+  const size_t at = text.find("3.40282347e+38");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 14, "3.40282357e+38");
+  write_text(f, text);
+  CHECK_THROWS_WITH(nntrain::load_model(f), Catch::Contains("not a finite float32 number"));
+  fs::remove(f);
+}
+
 TEST_CASE("save_model refuses non-finite weights", "[faults]") {
   nntrain::ModelSpec spec;
   spec.widths = {2, 3, 1};
@@ -127,6 +151,61 @@ TEST_CASE("SIGINT stops at the next chunk, writes the curve so far and exits 130
 
 TEST_CASE("SIGTERM stops at the next chunk, writes the curve so far and exits 130", "[faults][signal]") {
   interrupt_run(SIGTERM, "term");
+}
+
+TEST_CASE("a stop while the data loads writes nothing: an earlier run in --out is left as it was", "[faults][signal]") {
+  // The data is a FIFO: the run blocks reading it until the test writes it, so the signal
+  // surely comes while the data loads (a large CSV takes seconds).
+  const std::string dir = fresh_dir("stop_loading");
+  fs::create_directories(dir + "/out");
+  write_text(dir + "/out/model.json", "earlier");
+  write_text(dir + "/out/summary.json", "earlier");
+  const std::string fifo = dir + "/d.csv";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string cfg = write_text(dir + "/c.json", R"({"data": {"csv": ")" + fifo +
+                                                          R"(", "inputs": ["x1", "x2"], "targets": ["y"]},
+                                                          "model": {"layers": [2, 4, 1]}, "train": {"epochs": 5}})");
+  const pid_t pid = spawn({NNTRAIN_BINARY, "--config", cfg, "--out", dir + "/out", "--quiet"}, NNTRAIN_SOURCE_DIR,
+                          dir + "/stdout", dir + "/stderr");
+  REQUIRE(pid > 0);
+  const int fd = ::open(fifo.c_str(), O_WRONLY);  // returns once nntrain has opened it to read
+  REQUIRE(fd >= 0);
+  ::kill(pid, SIGTERM);
+  ::usleep(100 * 1000);
+  const std::string data = "x1,x2,y\n1,2,3\n4,5,6\n";
+  REQUIRE(::write(fd, data.data(), data.size()) == ssize_t(data.size()));
+  ::close(fd);
+  const int code = wait_exit(pid, 60);
+  INFO(slurp(dir + "/stderr"));
+  CHECK(code == 130);
+  CHECK_THAT(slurp(dir + "/stderr"), Catch::Contains("interrupted before training started; nothing written"));
+  CHECK(slurp(dir + "/out/model.json") == "earlier");
+  CHECK(slurp(dir + "/out/summary.json") == "earlier");
+  CHECK_FALSE(fs::exists(dir + "/out/config.resolved.json"));
+  CHECK_FALSE(fs::exists(dir + "/out/metrics.csv"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("constant targets: a near-perfect start is not \"diverged\" by rounding", "[faults]") {
+  // The targets' variance is 0: 1000 x it is no threshold, and the first epoch's 1e-10 loss
+  // made a second epoch's 7e-5 an "explosion" (exit 4). Their mean square (0.25) stands in.
+  const std::string dir = fresh_dir("constant_targets");
+  const std::string csv = write_text(dir + "/c.csv", "x1,x2,y\n1,2,0.5\n3,4,0.5\n5,6,0.5\n");
+  const std::string model = write_text(
+      dir + "/m.json", R"({"format": "nntrain-mlp", "version": 1, "layers": [{"in": 2, "out": 1, "activation":
+      "identity", "W": [[0, 0]], "b": [0.50001]}]})");
+  const std::string cfg = write_text(dir + "/c.json", R"({"data": {"csv": ")" + csv +
+                                                          R"(", "inputs": ["x1", "x2"], "targets": ["y"]},
+                                                          "model": {"layers": [2, 1]}, "train": {"epochs": 5},
+                                                          "timing": {"warmup_epochs": 0}})");
+  const auto r = run_nntrain("--config " + cfg + " --init-model " + model + " --lr 0.001 --quiet --out " + dir + "/o");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(json::parse(slurp(dir + "/o/summary.json"))["runs"][0]["status"] == "ok");
+  // A real explosion on the same data is still one: lr 1e4 from the same start.
+  const auto bad = run_nntrain("--config " + cfg + " --init-model " + model + " --lr 10000 --quiet --out " + dir + "/b");
+  CHECK(bad.exit_code == 4);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("exceptions map to the documented exit codes", "[faults]") {

@@ -144,6 +144,11 @@ TEST_CASE("sweep table: statuses, best point and exit code from what the points 
   const auto failed = point_rows(point, nullptr, &ended, "--device gpu: no CUDA device: none");
   CHECK(failed[0].status == "failed");
   CHECK(failed[0].note == "--device gpu: no CUDA device: none");
+  // Exit 130 and no summary: stopped while its data loaded (train writes nothing then).
+  const json stopped = {{"exit_code", 130}};
+  const auto early = point_rows(point, nullptr, &stopped, "nntrain: interrupted before training started");
+  CHECK(early[0].status == "interrupted");
+  CHECK(early[0].note == "stopped before training started (nothing written)");
 
   SweepTable all_ok = make_table({"optimizer.lr", "model.layers"}, {point_rows(point, &ok, nullptr, "")[0],
                                                                      point_rows(point, &better, nullptr, "")[0]});

@@ -278,3 +278,49 @@ mutant s36-real-flag-decimal app/cli_flags.cpp '[errors]' \
   'if (text.empty() || end != text.c_str() + text.size() || text.find_first_of("xX") != std::string::npos)' \
   'if (false)' \
   'train --lr 0x10 trains at lr 16; --lr "" is reported as "value 0.0 is out of range"'
+
+# The fourth review (2026-11-30, thirty-seventh session; docs/journal/2026-11-30-review4.md).
+mutant s37-stop-while-loading app/cmd_train.cpp '[signal]' \
+  'if (stop_requested()) {  // it came while the data loaded' \
+  'if (false) {  // it came while the data loaded' \
+  'train: SIGTERM while a large CSV loads trains nothing, yet replaces an earlier run'"'"'s model.json in --out'
+mutant s37-sweep-stopped-early core/sweep_plan.cpp '[sweep]' \
+  '} else if (ended && run_info->at("exit_code") == kExitInterrupted) {' \
+  '} else if (false) {' \
+  'sweep: a point stopped while its data loaded (exit 130, nothing written) is "failed", not interrupted'
+mutant s37-model-flt-max core/model_io.cpp '[faults]' \
+  'std::fabs(d) >= 0x1.ffffffp127) r.fail(where, "not a finite float32 number");' \
+  'std::fabs(d) > 3.4028234663852886e38) r.fail(where, "not a finite float32 number");' \
+  'model.json: a weight of FLT_MAX, as nntrain saves it, refused when read back'
+mutant s37-predict-header-shown app/cmd_predict.cpp '[predict]' \
+  'for (const auto& n : names) s += (s.empty() ? "" : ", ") + shown(n);' \
+  'for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;' \
+  'predict: a header'"'"'s ESC or NUL bytes go raw into the error message'
+mutant s37-config-nul core/json_reader.cpp '[bad_input]' \
+  'if (v.get_ref<const std::string&>().find('"'"'\0'"'"') != std::string::npos)' \
+  'if (false)' \
+  'config: "data.csv": "a.csv\u0000b" trains on a.csv; an output.dir with a NUL loops on mkdir'
+mutant s37-csv-utf16 core/dataset.cpp '[csv]' \
+  'if (text.compare(0, 2, "\xFF\xFE") == 0 || text.compare(0, 2, "\xFE\xFF") == 0)' \
+  'if (false)' \
+  'CSV in UTF-16 (Excel'"'"'s Unicode text): "no column x1" with a header of NULs, not what the file is'
+mutant s37-config-is-model core/config.cpp '[bad_input]' \
+  'if (const auto f = j.find("format"); f != j.end() && f->is_string())' \
+  'if (const auto f = j.find("format"); false)' \
+  'a model.json given as --config: "unknown key format", naming no file'
+mutant s37-activation-case core/json_reader.cpp '[bad_input]' \
+  'if (lower(a) == lower(v)) return a;' \
+  'if (false) return a;' \
+  'model.json "activation": "ReLU": no "did you mean relu"'
+mutant s37-constant-targets core/trainer.cpp '[faults]' \
+  'if (var <= 1e-12 * mean_sq) var = mean_sq;' \
+  ';' \
+  'constant targets: a near-perfect --init-model run "diverged" (exit 4) by rounding'
+mutant s37-fast-too-deep app/backend_registry.cpp '[bad_input]' \
+  'return env.empty() ? fast_cpu_layers_problem(opt.spec) : env;' \
+  'return env;' \
+  'fast CPU backend: a 65-layer net writes the run folder, then exit 2'
+mutant s37-fast-host-bytes app/preflight.cpp '[errors]' \
+  'check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) + backend_bytes +' \
+  'check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) + 0 * backend_bytes +' \
+  'fast CPU backend: its chunk slots uncounted, a big net admitted, then bad_alloc (exit 1) after the run folder'
