@@ -57,9 +57,18 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model) {
   // Refuse a network, batch or curve that cannot fit before allocating any of it.
   const double batch = batch_samples(cfg.train.batch_size, trained);
   double backend_bytes = 0;  // the devices train one after the other: the larger one's
-  for (const Device d : cfg.devices())
-    backend_bytes = std::max(backend_bytes, backend_host_bytes(find_backend(backend_registry(), d, cfg.cpu.backend),
-                                                               backend_options(cfg, d), trained));
+  for (const Device d : cfg.devices()) {
+    const BackendEntry& e = find_backend(backend_registry(), d, cfg.cpu.backend);
+    double bytes = backend_host_bytes(e, backend_options(cfg, d), trained);
+    if (held_out) {  // the held-out set's backend lives beside it (make_evaluator's options)
+      BackendOptions o = backend_options(cfg, d);
+      o.batch_size = 0;
+      o.shuffle = false;
+      o.evaluation = true;
+      bytes += backend_host_bytes(e, o, held_out) + training_bytes(cfg.model_spec(), held_out, 1);
+    }
+    backend_bytes = std::max(backend_bytes, bytes);
+  }
   check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) + backend_bytes +
                            double(p.data.x.size() + p.data.y.size()) * sizeof(float),
                        "config /model/layers (" + std::to_string(cfg.model_spec().param_count()) +

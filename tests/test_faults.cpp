@@ -90,6 +90,16 @@ TEST_CASE("a model with the largest finite floats reads back as saved", "[faults
   fs::remove(f);
 }
 
+TEST_CASE("model.json widths written as 2.0 read as 2, as a config's integers do", "[faults]") {
+  const std::string f = write_text(fresh_dir("float_widths") + ".json",
+                                   R"({"format": "nntrain-mlp", "version": 1.0, "layers": [{"in": 2.0, "out": 1.0,
+                                   "activation": "identity", "W": [[0.5, -1]], "b": [0.25]}]})");
+  const nntrain::Params p = nntrain::load_model(f);
+  CHECK(p.spec.widths == std::vector<int>{2, 1});
+  CHECK(p.values == std::vector<float>{0.5f, -1.0f, 0.25f});
+  fs::remove(f);
+}
+
 TEST_CASE("save_model refuses non-finite weights", "[faults]") {
   nntrain::ModelSpec spec;
   spec.widths = {2, 3, 1};

@@ -202,7 +202,7 @@ void CpuFastBackend::start_pool() {
   // worker gathers ahead; larger batches keep every thread (on that machine batches of 4
   // chunks ran no slower beside idle workers: 96.6 ms on a pool of 16, 103.9 on a pool of 4).
   // An evaluation backend's pool runs between the training's timed chunks: its idle workers
-  // must not spin into them (a 2-core machine: 30x slower evaluations, 7-10 % slower epochs).
+  // must not spin into them (2 cores, validation every epoch: training up to 1.7x slower).
   pool_ = std::make_unique<ThreadPool>(chunks_for(plan_.batch) == 1 ? (gather_ahead_ ? 2 : 1) : threads_,
                                        opt_.evaluation ? std::chrono::microseconds(0) : ThreadPool::kSpinFor);
   // Touch every thread once so stacks, scratch pages and the spin loop are live.
@@ -321,16 +321,20 @@ double fast_cpu_host_bytes(const BackendOptions& opt, int samples) {
   const BatchPlan plan = make_batch_plan(samples, opt.batch_size, opt.shuffle);
   int chunks = 1;
   for (int b : {0, plan.batches - 1}) chunks = std::max(chunks, fast::chunk_count(plan.size(b), P));
-  const double tile = double(std::min<size_t>(size_t(fast::kTileSmall), fast::round_up(size_t(std::max(plan.batch, 1)),
-                                                                          size_t(fast::kTileQuantum))));
+  const size_t tile_max = any_blas ? fast::kTileBlas : fast::kTileSmall;
+  const double tile = double(std::min<size_t>(tile_max, fast::round_up(size_t(std::max(plan.batch, 1)),
+                                                                       size_t(fast::kTileQuantum))));
   const double threads = opt.threads > 0 ? opt.threads : hardware_threads();
-  const double nf = spec.widths.front() + spec.widths.back();
+  const int nf = spec.widths.front() + spec.widths.back();
   const double per_thread = act_rows * tile + 2.0 * spec.max_width() * tile + nf * tile + acc;
-  // The chunk slots, the gradient and two weight copies, each thread's scratch, the data in
-  // its tiles' layout (padded by a tile), as floats; the double sums of the reduction.
-  const double floats = double(chunks) * double(fast::round_up(P + 1, 16)) + 3.0 * double(P) + threads * per_thread +
-                        (double(samples) + tile) * nf;
-  return 4.0 * floats + 8.0 * double(P);
+  // The data in its layout (lay_out_data): shuffled, a padded record per sample; else
+  // feature-major rows padded past the last sample.
+  const double data = plan.shuffle ? double(samples) * (nf <= 4 ? 4.0 : double(fast::round_up(size_t(nf), 16)))
+                                   : double(nf) * double(fast::round_up(size_t(samples) + fast::kTileQuantum, 16));
+  // The chunk slots, each thread's scratch, the data, and the second weight copy (the first,
+  // the gradient and the double sums are training_bytes()' live copy, gradient and sums).
+  const double floats = double(chunks) * double(fast::round_up(P + 1, 16)) + threads * per_thread + data + double(P);
+  return 4.0 * floats;
 }
 
 std::unique_ptr<Backend> make_cpu_fast_backend(const Dataset& data, const BackendOptions& opt,

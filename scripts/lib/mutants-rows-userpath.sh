@@ -324,3 +324,11 @@ mutant s37-fast-host-bytes app/preflight.cpp '[errors]' \
   'check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) + backend_bytes +' \
   'check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) + 0 * backend_bytes +' \
   'fast CPU backend: its chunk slots uncounted, a big net admitted, then bad_alloc (exit 1) after the run folder'
+mutant s37-model-float-width core/model_io.cpp '[faults]' \
+  'return int(r.integer(key, 0, 1, 1 << 20));' \
+  'return r.at(key).is_number_integer() ? int(r.integer(key, 0, 1, 1 << 20)) : (r.fail(r.path(key), "expected a positive integer"), 0);' \
+  'model.json "in": 2.0 refused, where a config takes 2.0 as 2'
+mutant s37-read-file-stream core/fileio.cpp '[signal]' \
+  'text += rest.str();' \
+  ';' \
+  'a CSV that is a pipe or FIFO (no size) read as empty: "empty CSV file"'
