@@ -60,13 +60,9 @@ Prepared prepare_run(const Config& cfg, const std::string& init_model) {
   for (const Device d : cfg.devices()) {
     const BackendEntry& e = find_backend(backend_registry(), d, cfg.cpu.backend);
     double bytes = backend_host_bytes(e, backend_options(cfg, d), trained);
-    if (held_out) {  // the held-out set's backend lives beside it (make_evaluator's options)
-      BackendOptions o = backend_options(cfg, d);
-      o.batch_size = 0;
-      o.shuffle = false;
-      o.evaluation = true;
-      bytes += backend_host_bytes(e, o, held_out) + training_bytes(cfg.model_spec(), held_out, 1);
-    }
+    if (held_out)  // the held-out set's backend lives beside it
+      bytes += backend_host_bytes(e, evaluation_options(backend_options(cfg, d)), held_out) +
+               training_bytes(cfg.model_spec(), held_out, 1);
     backend_bytes = std::max(backend_bytes, bytes);
   }
   check_fits_in_memory(training_bytes(cfg.model_spec(), batch, cfg.train.epochs) + backend_bytes +

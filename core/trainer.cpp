@@ -62,16 +62,25 @@ class Evaluator {
   Backend* b_;
 };
 
-// A full-batch backend on `data` for evaluations, or nullptr with `note` saying why not (its
-// full batch would not fit in host memory, or the device refuses the options or the memory):
-// a training run is not failed for a summary number it could not add.
-std::unique_ptr<Evaluator> make_evaluator(const BackendRegistry& registry, const Config& cfg, Device device,
-                                          const Dataset& data, BackendOptions o, std::string& note) {
+}  // namespace
+
+BackendOptions evaluation_options(BackendOptions o) {
   o.batch_size = 0;
   o.shuffle = false;
   o.chunk_epochs = 1;
   o.evaluation = true;
   if (o.gpu_path == GpuPath::resident) o.gpu_path = GpuPath::automatic;  // resident trains small batches only
+  return o;
+}
+
+namespace {
+
+// A full-batch backend on `data` for evaluations, or nullptr with `note` saying why not (its
+// full batch would not fit in host memory, or the device refuses the options or the memory):
+// a training run is not failed for a summary number it could not add.
+std::unique_ptr<Evaluator> make_evaluator(const BackendRegistry& registry, const Config& cfg, Device device,
+                                          const Dataset& data, BackendOptions o, std::string& note) {
+  o = evaluation_options(o);
   try {
     check_fits_in_memory(training_bytes(o.spec, data.n, 1), "a full-batch evaluation pass");
     return std::make_unique<Evaluator>(make_backend(registry, device, cfg.cpu.backend, data, o));

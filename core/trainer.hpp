@@ -133,6 +133,9 @@ struct TrainHooks {
 
 // Options of one training run, resolved from the Config (and the device).
 BackendOptions backend_options(const Config& cfg, Device device);
+// The options of a run's evaluation backend (the held-out set, the model's loss): `train`'s,
+// for one full-batch pass in order.
+BackendOptions evaluation_options(BackendOptions train);
 
 // Trains one device from `init` with the backend `registry` names for it. Throws
 // DeviceUnavailable / UsageError from the backend.
